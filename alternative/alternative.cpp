@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Live text patching: text_poke(), the three-phase INT3 batch and its trap
+ * handler.
+ *
+ * Port of arch/x86/kernel/alternative.c, v6.16 (the text_poke and
+ * smp_text_poke_* parts).
+ *
+ * Deviations (each marked "userspace:" below):
+ *  - text_poke() writes through /proc/self/mem instead of a temporary mm:
+ *    the kernel-side mapping the write goes through is private to the
+ *    syscall and gone when it returns, and the program's executable mapping
+ *    stays read-only (no mapping is ever writable and executable);
+ *  - _stext is the start of the executable (__executable_start);
+ *  - the per-CPU counters and the batch timing feed pokelab's reports;
+ *  - decoding uses Zydis (asm/insn.h) and reads only the bytes given.
+ */
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
+
+#include <asm/insn.h>
+#include <asm/nops.h>
+#include <asm/sync_core.h>
+#include <asm/text-patching.h>
+#include <kernel_shim/boot.h>
+#include <linux/atomic.h>
+#include <linux/irqflags.h>
+#include <linux/percpu.h>
+#include <linux/smp.h>
+#include <pokelab/text_poke_stats.h>
+
+#define PAGE_SIZE 4096UL
+
+/* userspace: the first byte of the program's text stands in for _stext */
+extern "C" const char __executable_start[];
+#define _stext ((char *)__executable_start)
+
+DEFINE_MUTEX(text_mutex);
+
+/* The 64-bit NOP table, 1..11 bytes, one array, x86_nops[n] pointing into it. */
+static const unsigned char x86nops[] = {
+	0x90,
+	0x66, 0x90,
+	0x0f, 0x1f, 0x00,
+	0x0f, 0x1f, 0x40, 0x00,
+	0x0f, 0x1f, 0x44, 0x00, 0x00,
+	0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00,
+	0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00,
+	0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00,
+};
+
+const unsigned char * const x86_nops[ASM_NOP_MAX + 1] = {
+	NULL,
+	x86nops,
+	x86nops + 1,
+	x86nops + 1 + 2,
+	x86nops + 1 + 2 + 3,
+	x86nops + 1 + 2 + 3 + 4,
+	x86nops + 1 + 2 + 3 + 4 + 5,
+	x86nops + 1 + 2 + 3 + 4 + 5 + 6,
+	x86nops + 1 + 2 + 3 + 4 + 5 + 6 + 7,
+	x86nops + 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8,
+	x86nops + 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9,
+	x86nops + 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10,
+};
+
+/* Counters for pokelab's reports (not in the kernel). */
+static struct {
+	unsigned long batches;
+	unsigned long syncRounds;
+	unsigned long pokes;
+	unsigned int lastNrEntries;
+	u64 lastBatchNs;
+	unsigned int lastSyncRounds;
+} poke_stats;
+static DEFINE_PER_CPU(unsigned long, int3_emulated);
+
+/* userspace: /proc/self/mem, opened at boot; the writable alias of all text */
+static int text_poke_fd = -1;
+
+static u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Port of text_poke_memcpy(), arch/x86/kernel/alternative.c */
+static void *text_poke_memcpy(void *dst, const void *src, size_t len)
+{
+	size_t done = 0;
+
+	/*
+	 * userspace: @dst is the text address itself. pwrite() on
+	 * /proc/self/mem makes the kernel write the page through its own
+	 * mapping (breaking copy-on-write for the file-backed text once),
+	 * which plays the part of text_poke_mm: no user-visible writable
+	 * alias exists before, during or after.
+	 */
+	while (done < len) {
+		ssize_t r = pwrite(text_poke_fd, (const char *)src + done, len - done,
+				   (off_t)((unsigned long)dst + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		BUG_ON(r <= 0);
+		done += r;
+	}
+	return dst;
+}
+
+/* Port of __text_poke(), arch/x86/kernel/alternative.c, v6.16 */
+static void *__text_poke(void *(*func)(void *, const void *, size_t), void *addr, const void *src,
+			 size_t len)
+{
+	unsigned long flags;
+
+	/* userspace: no page-table work; text_poke_fd is the temporary mapping */
+	BUG_ON(text_poke_fd < 0);
+	BUG_ON(len > 2 * PAGE_SIZE);
+
+	local_irq_save(flags);
+
+	func(addr, src, len);
+	__atomic_fetch_add(&poke_stats.pokes, 1, __ATOMIC_RELAXED);
+
+	/*
+	 * userspace: the kernel relies on the CR3 reload of
+	 * unuse_temporary_mm() to serialise this CPU; the return from the
+	 * pwrite() system call is our equivalent, and it is a compiler barrier
+	 * too.
+	 */
+	barrier();
+
+	/* What we read back must be what we wrote. */
+	BUG_ON(memcmp(addr, src, len));
+
+	local_irq_restore(flags);
+	return addr;
+}
+
+/* Port of text_poke(), arch/x86/kernel/alternative.c */
+void *text_poke(void *addr, const void *opcode, size_t len)
+{
+	lockdep_assert_held(&text_mutex);
+
+	return __text_poke(text_poke_memcpy, addr, opcode, len);
+}
+
+/* Port of text_poke_kgdb(), arch/x86/kernel/alternative.c */
+void *text_poke_kgdb(void *addr, const void *opcode, size_t len)
+{
+	return __text_poke(text_poke_memcpy, addr, opcode, len);
+}
+
+/* Port of text_poke_early(), arch/x86/kernel/alternative.c, v6.16 */
+void text_poke_early(void *addr, const void *opcode, size_t len)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	/* userspace: our text is never writable, so even early writes go through the alias */
+	text_poke_memcpy(addr, opcode, len);
+	sync_core();
+	local_irq_restore(flags);
+}
+
+/* Port of do_sync_core(), arch/x86/kernel/alternative.c */
+void do_sync_core(void *info)
+{
+	(void)info;
+	sync_core();
+}
+
+/* Port of smp_text_poke_sync_each_cpu(), arch/x86/kernel/alternative.c */
+void smp_text_poke_sync_each_cpu(void)
+{
+	__atomic_fetch_add(&poke_stats.syncRounds, 1, __ATOMIC_RELAXED);
+	on_each_cpu(do_sync_core, NULL, 1);
+}
+
+/* Port of text_opcode_size(), arch/x86/include/asm/text-patching.h */
+int text_opcode_size(u8 opcode)
+{
+	switch (opcode) {
+	case INT3_INSN_OPCODE:
+		return INT3_INSN_SIZE;
+	case RET_INSN_OPCODE:
+		return RET_INSN_SIZE;
+	case CALL_INSN_OPCODE:
+		return CALL_INSN_SIZE;
+	case JMP32_INSN_OPCODE:
+		return JMP32_INSN_SIZE;
+	case JMP8_INSN_OPCODE:
+		return JMP8_INSN_SIZE;
+	}
+	return 0;
+}
+
+/* Port of __text_gen_insn(), arch/x86/include/asm/text-patching.h */
+void __text_gen_insn(void *buf, u8 opcode, const void *addr, const void *dest, int size)
+{
+	union text_poke_insn *insn = (union text_poke_insn *)buf;
+
+	BUG_ON(size < text_opcode_size(opcode));
+
+	insn->opcode = opcode;
+	if (size > 1) {
+		insn->disp = (long)dest - (long)(addr) - size;
+		if (size == 2) {
+			/* A JMP8 whose target does not fit a signed byte cannot exist. */
+			BUG_ON((insn->disp >> 31) != (insn->disp >> 7));
+		}
+	}
+}
+
+/* Port of text_gen_insn(), arch/x86/include/asm/text-patching.h */
+void *text_gen_insn(u8 opcode, const void *addr, const void *dest)
+{
+	static union text_poke_insn insn; /* not reentrant: text_mutex */
+
+	__text_gen_insn(&insn, opcode, addr, dest, text_opcode_size(opcode));
+	return &insn.text;
+}
+
+/*
+ * One site of the batch; 16 bytes, so that a 4 KiB page holds 256.
+ * NOTE: a Jcc.d32 (0f 8x, 6 bytes) is stored as its Jcc.d8 opcode with
+ * len 6; text[] then holds the 5 bytes after the 0x0f escape.
+ */
+struct smp_text_poke_loc {
+	s32 rel_addr;	/* site - _stext */
+	s32 disp;
+	u8 len;
+	u8 opcode;	/* the instruction the INT3 handler emulates */
+	u8 text[TEXT_POKE_MAX_OPCODE_SIZE];	/* userspace: not const, C++ could not zero-init it */
+	u8 old;		/* first byte before phase 1 */
+};
+static_assert(sizeof(struct smp_text_poke_loc) == 16, "smp_text_poke_loc must stay 16 bytes");
+
+#define TEXT_POKE_ARRAY_MAX (PAGE_SIZE / sizeof(struct smp_text_poke_loc))
+
+static struct smp_text_poke_array {
+	struct smp_text_poke_loc vec[TEXT_POKE_ARRAY_MAX];
+	int nr_entries;
+} text_poke_array;
+
+static DEFINE_PER_CPU(atomic_t, text_poke_array_refs);
+
+/* Port of try_get_text_poke_array(), arch/x86/kernel/alternative.c */
+static __always_inline bool try_get_text_poke_array(void)
+{
+	atomic_t *refs = this_cpu_ptr(&text_poke_array_refs);
+
+	if (!raw_atomic_inc_not_zero(refs))
+		return false;
+
+	return true;
+}
+
+/* Port of put_text_poke_array(), arch/x86/kernel/alternative.c */
+static __always_inline void put_text_poke_array(void)
+{
+	atomic_t *refs = this_cpu_ptr(&text_poke_array_refs);
+
+	/* Our reads of the array are done before the ref goes; pairs with the drain in finish. */
+	smp_mb__before_atomic();
+	raw_atomic_dec(refs);
+}
+
+static __always_inline void *text_poke_addr(const struct smp_text_poke_loc *tpl)
+{
+	return _stext + tpl->rel_addr;
+}
+
+static __always_inline int patch_cmp(const void *tpl_a, const void *tpl_b)
+{
+	if (tpl_a < text_poke_addr((const struct smp_text_poke_loc *)tpl_b))
+		return -1;
+	if (tpl_a > text_poke_addr((const struct smp_text_poke_loc *)tpl_b))
+		return 1;
+	return 0;
+}
+
+/* Port of __inline_bsearch(), include/linux/bsearch.h */
+static __always_inline void *__inline_bsearch(const void *key, const void *base, size_t num,
+					      size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *pivot;
+	int result;
+
+	while (num > 0) {
+		pivot = (const char *)base + (num >> 1) * size;
+		result = cmp(key, pivot);
+
+		if (result == 0)
+			return (void *)pivot;
+
+		if (result > 0) {
+			base = pivot + size;
+			num--;
+		}
+		num >>= 1;
+	}
+
+	return NULL;
+}
+
+/*
+ * Port of smp_text_poke_int3_handler(), arch/x86/kernel/alternative.c, v6.16.
+ * Runs in the SIGTRAP handler: nothing here allocates, locks, logs, or runs
+ * code that a batch could be patching.
+ */
+int smp_text_poke_int3_handler(struct pt_regs *regs)
+{
+	struct smp_text_poke_loc *tpl;
+	int ret = 0;
+	char *ip;
+
+	if (user_mode(regs))
+		return 0;
+
+	/*
+	 * We trapped on an INT3 of a batch, so the refs store that preceded
+	 * it must be visible too:
+	 *
+	 *	CPU0 (smp_text_poke_batch_finish)	CPU1 (trap)
+	 *	refs[all] = 1 (release)
+	 *	smp_wmb()
+	 *	write INT3			----->	execute INT3
+	 *						smp_rmb()
+	 *						inc_not_zero(refs[CPU1])
+	 */
+	smp_rmb();
+
+	if (!try_get_text_poke_array())
+		return 0;
+
+	/* The trap reports the byte after the INT3. */
+	ip = (char *)regs->ip - INT3_INSN_SIZE;
+
+	/* A one-site batch needs no search. */
+	if (unlikely(text_poke_array.nr_entries > 1)) {
+		tpl = (struct smp_text_poke_loc *)__inline_bsearch(
+			ip, text_poke_array.vec, text_poke_array.nr_entries,
+			sizeof(struct smp_text_poke_loc), patch_cmp);
+		if (!tpl)
+			goto out_put;
+	} else {
+		tpl = text_poke_array.vec;
+		if (text_poke_addr(tpl) != ip)
+			goto out_put;
+	}
+
+	ip += tpl->len;
+
+	switch (tpl->opcode) {
+	case INT3_INSN_OPCODE:
+		/* The new byte is an INT3 of somebody else's: not ours to consume. */
+		goto out_put;
+
+	case RET_INSN_OPCODE:
+		int3_emulate_ret(regs);
+		break;
+
+	case CALL_INSN_OPCODE:
+		int3_emulate_call(regs, (long)ip + tpl->disp);
+		break;
+
+	case JMP32_INSN_OPCODE:
+	case JMP8_INSN_OPCODE:
+		int3_emulate_jmp(regs, (long)ip + tpl->disp);
+		break;
+
+	case 0x70 ... 0x7f: /* Jcc */
+		int3_emulate_jcc(regs, tpl->opcode & 0xf, (long)ip, tpl->disp);
+		break;
+
+	default:
+		BUG();
+	}
+
+	/* userspace: pokelab's per-CPU count of emulated traps */
+	this_cpu_inc(int3_emulated);
+	ret = 1;
+
+out_put:
+	put_text_poke_array();
+	return ret;
+}
+
+/* Port of smp_text_poke_batch_finish(), arch/x86/kernel/alternative.c, v6.16 */
+void smp_text_poke_batch_finish(void)
+{
+	unsigned char int3 = INT3_INSN_OPCODE;
+	unsigned int i;
+	int do_sync;
+	/* userspace: timing and sync-round count for pokelab's report */
+	u64 t0 = now_ns();
+	unsigned long rounds0 = __atomic_load_n(&poke_stats.syncRounds, __ATOMIC_RELAXED);
+
+	if (!text_poke_array.nr_entries)
+		return;
+
+	lockdep_assert_held(&text_mutex);
+
+	/*
+	 * Publish the array before any INT3 can be hit: a handler that gets a
+	 * ref sees every entry. Pairs with the full barrier of
+	 * raw_atomic_inc_not_zero() in try_get_text_poke_array().
+	 */
+	for_each_possible_cpu(i)
+		atomic_set_release(per_cpu_ptr(&text_poke_array_refs, i), 1);
+
+	/* userspace: cond_resched() has no scheduler to yield to; the task keeps running */
+
+	/* The refs stores before the INT3 writes; pairs with smp_rmb() in the handler. */
+	smp_wmb();
+
+	/* Phase 1: an INT3 on the first byte of every site. */
+	for (i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
+		text_poke_array.vec[i].old = *(u8 *)text_poke_addr(&text_poke_array.vec[i]);
+		text_poke(text_poke_addr(&text_poke_array.vec[i]), &int3, INT3_INSN_SIZE);
+	}
+
+	smp_text_poke_sync_each_cpu();
+
+	/* Phase 2: every byte but the first, behind the INT3. */
+	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
+		u8 _new[TEXT_POKE_MAX_OPCODE_SIZE + 1];
+		const u8 *new_insn = text_poke_array.vec[i].text; /* userspace: "new" is a C++ keyword */
+		int len = text_poke_array.vec[i].len;
+
+		if (len - INT3_INSN_SIZE > 0) {
+			/* Jcc.d32: the 0x0f escape goes back in front */
+			if (len == 6) {
+				_new[0] = 0x0f;
+				memcpy(_new + 1, new_insn, 5);
+				new_insn = _new;
+			}
+
+			text_poke((char *)text_poke_addr(&text_poke_array.vec[i]) + INT3_INSN_SIZE,
+				  new_insn + INT3_INSN_SIZE, len - INT3_INSN_SIZE);
+
+			do_sync++;
+		}
+		/* userspace: no perf_event_text_poke(): pokelab has no perf ring to feed */
+	}
+
+	/* Only needed if some site had a tail. */
+	if (do_sync)
+		smp_text_poke_sync_each_cpu();
+
+	/* Phase 3: the first byte, which removes the INT3. */
+	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
+		u8 byte = text_poke_array.vec[i].text[0];
+
+		if (text_poke_array.vec[i].len == 6)
+			byte = 0x0f;
+
+		/* A site whose new first byte is INT3 keeps the INT3 we put there. */
+		if (byte == INT3_INSN_OPCODE)
+			continue;
+
+		text_poke(text_poke_addr(&text_poke_array.vec[i]), &byte, INT3_INSN_SIZE);
+		do_sync++;
+	}
+
+	if (do_sync)
+		smp_text_poke_sync_each_cpu();
+
+	/*
+	 * Drop our refs and wait for handlers still holding one. Once phase 3
+	 * removed the INT3s, its sync already waited for every handler, so
+	 * this only spins when a new first byte is itself INT3. The acquire
+	 * pairs with smp_mb__before_atomic() in put_text_poke_array().
+	 */
+	for_each_possible_cpu(i) {
+		atomic_t *refs = per_cpu_ptr(&text_poke_array_refs, i);
+
+		if (unlikely(!atomic_dec_and_test(refs)))
+			atomic_cond_read_acquire(refs, !VAL);
+	}
+
+	/* userspace: report figures */
+	poke_stats.lastNrEntries = text_poke_array.nr_entries;
+	poke_stats.lastBatchNs = now_ns() - t0;
+	poke_stats.lastSyncRounds =
+		__atomic_load_n(&poke_stats.syncRounds, __ATOMIC_RELAXED) - rounds0;
+	__atomic_fetch_add(&poke_stats.batches, 1, __ATOMIC_RELAXED);
+
+	/* Every handler is done with the array. */
+	text_poke_array.nr_entries = 0;
+}
+
+/* Port of __smp_text_poke_batch_add(), arch/x86/kernel/alternative.c, v6.16 */
+static void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
+				      const void *emulate)
+{
+	struct smp_text_poke_loc *tpl;
+	struct insn insn;
+	int ret, i = 0;
+
+	tpl = &text_poke_array.vec[text_poke_array.nr_entries++];
+
+	if (len == 6)
+		i = 1;
+	memcpy((void *)tpl->text, (const u8 *)opcode + i, len - i);
+	if (!emulate)
+		emulate = opcode;
+
+	/* userspace: decode only the @len bytes we were given */
+	ret = insn_decode(&insn, emulate, len, INSN_MODE_KERN);
+	BUG_ON(ret < 0);
+
+	/* userspace: the kernel's s32 offset from _stext must hold our address too */
+	BUG_ON((char *)addr - _stext > INT_MAX || (char *)addr - _stext < INT_MIN);
+	tpl->rel_addr = (char *)addr - _stext;
+	tpl->len = len;
+	tpl->opcode = insn.opcode.bytes[0];
+
+	if (is_jcc32(&insn)) {
+		/* Jcc.d32 is kept as its Jcc.d8 opcode; len == 6 tells them apart. */
+		tpl->opcode = insn.opcode.bytes[1] - 0x10;
+	}
+
+	switch (tpl->opcode) {
+	case RET_INSN_OPCODE:
+	case JMP32_INSN_OPCODE:
+	case JMP8_INSN_OPCODE:
+		/* Nothing runs after these, so the rest may be INT3 padding, and only that. */
+		for (i = insn.length; i < (int)len; i++)
+			BUG_ON(tpl->text[i] != INT3_INSN_OPCODE);
+		break;
+
+	default:
+		BUG_ON(len != insn.length);
+	}
+
+	switch (tpl->opcode) {
+	case INT3_INSN_OPCODE:
+	case RET_INSN_OPCODE:
+		break;
+
+	case CALL_INSN_OPCODE:
+	case JMP32_INSN_OPCODE:
+	case JMP8_INSN_OPCODE:
+	case 0x70 ... 0x7f: /* Jcc */
+		tpl->disp = insn.immediate.value;
+		break;
+
+	default: /* a NOP, or nothing we can emulate */
+		switch (len) {
+		case 2: /* NOP2, emulated as JMP8 +0 */
+			BUG_ON(memcmp(emulate, x86_nops[len], len));
+			tpl->opcode = JMP8_INSN_OPCODE;
+			tpl->disp = 0;
+			break;
+
+		case 5: /* NOP5, emulated as JMP32 +0 */
+			BUG_ON(memcmp(emulate, x86_nops[len], len));
+			tpl->opcode = JMP32_INSN_OPCODE;
+			tpl->disp = 0;
+			break;
+
+		default:
+			BUG();
+		}
+		break;
+	}
+}
+
+/* Port of text_poke_addr_ordered(), arch/x86/kernel/alternative.c, v6.16 */
+static bool text_poke_addr_ordered(void *addr)
+{
+	WARN_ON_ONCE(!addr);
+
+	if (!text_poke_array.nr_entries)
+		return true;
+
+	/* The handler bisects the array: an address below the last one breaks the order. */
+	if ((char *)text_poke_addr(text_poke_array.vec + text_poke_array.nr_entries - 1) >
+	    (char *)addr)
+		return false;
+
+	return true;
+}
+
+/* Port of smp_text_poke_batch_add(), arch/x86/kernel/alternative.c, v6.16 */
+void smp_text_poke_batch_add(void *addr, const void *opcode, size_t len, const void *emulate)
+{
+	if (text_poke_array.nr_entries == TEXT_POKE_ARRAY_MAX || !text_poke_addr_ordered(addr))
+		smp_text_poke_batch_finish();
+	__smp_text_poke_batch_add(addr, opcode, len, emulate);
+}
+
+/* Port of smp_text_poke_single(), arch/x86/kernel/alternative.c (after 2aebf5ee43bf) */
+void smp_text_poke_single(void *addr, const void *opcode, size_t len, const void *emulate)
+{
+	smp_text_poke_batch_add(addr, opcode, len, emulate);
+	smp_text_poke_batch_finish();
+}
+
+namespace pokelab {
+
+TextPokeStats textPokeStats() noexcept
+{
+	return TextPokeStats{
+		__atomic_load_n(&poke_stats.batches, __ATOMIC_RELAXED),
+		__atomic_load_n(&poke_stats.syncRounds, __ATOMIC_RELAXED),
+		__atomic_load_n(&poke_stats.pokes, __ATOMIC_RELAXED),
+		poke_stats.lastNrEntries,
+		poke_stats.lastBatchNs,
+		poke_stats.lastSyncRounds,
+	};
+}
+
+unsigned long int3Emulated(int cpu) noexcept
+{
+	return __atomic_load_n(per_cpu_ptr(&int3_emulated, cpu), __ATOMIC_RELAXED);
+}
+
+void resetTextPokeStats() noexcept
+{
+	unsigned int cpu;
+
+	poke_stats = {};
+	for (cpu = 0; cpu < NR_CPUS; cpu++)
+		__atomic_store_n(per_cpu_ptr(&int3_emulated, cpu), 0, __ATOMIC_RELAXED);
+}
+
+} /* namespace pokelab */
+
+namespace {
+
+/* Boot: open the writable alias and zero the counters, before any CPU but 0 runs. */
+int poking_init(std::string &err)
+{
+	if (text_poke_fd < 0) {
+		text_poke_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+		if (text_poke_fd < 0) {
+			err = std::string("text_poke: cannot open /proc/self/mem for writing: ") +
+			      strerror(errno);
+			return -errno;
+		}
+	}
+	text_poke_array.nr_entries = 0;
+	pokelab::resetTextPokeStats();
+	return 0;
+}
+
+kshim::BootHookRegistrar pokingInitHook({"poking_init", kshim::BootStage::Early, poking_init});
+
+} /* namespace */

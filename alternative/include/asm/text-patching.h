@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * x86 text patching: text_poke(), the INT3 batch, and the INT3 emulation.
+ *
+ * PORT: written fresh after arch/x86/include/asm/text-patching.h, v6.16;
+ * kernel names kept. Implemented in alternative/alternative.cpp.
+ *
+ * Threading: every function that writes text must be called with text_mutex
+ * held, from task context on a simulated CPU (CPU 0 in practice), never from
+ * a signal handler. smp_text_poke_int3_handler() and the int3_emulate_*()
+ * helpers are the exception: they run in the SIGTRAP handler and are
+ * async-signal-safe (no allocation, no lock, no logging).
+ */
+#pragma once
+
+#include <cstring>
+
+#include <asm/ptrace.h>
+#include <linux/bug.h>
+#include <linux/compiler.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+
+#define INT3_INSN_SIZE		1
+#define INT3_INSN_OPCODE	0xCC
+
+#define RET_INSN_SIZE		1
+#define RET_INSN_OPCODE		0xC3
+
+#define CALL_INSN_SIZE		5
+#define CALL_INSN_OPCODE	0xE8
+
+#define JMP32_INSN_SIZE		5
+#define JMP32_INSN_OPCODE	0xE9
+
+#define JMP8_INSN_SIZE		2
+#define JMP8_INSN_OPCODE	0xEB
+
+#define DISP32_SIZE		4
+
+#define TEXT_POKE_MAX_OPCODE_SIZE	5
+
+/* Serialises every writer of text (kernel/extable.c in the kernel). */
+extern struct mutex text_mutex;
+
+/*
+ * Write @len bytes at @addr in live text, on this CPU, through the private
+ * writable alias; no other CPU is synchronised. Returns @addr. BUGs if the
+ * bytes read back differ. Caller holds text_mutex.
+ */
+void *text_poke(void *addr, const void *opcode, size_t len);
+
+/* As text_poke(), for kgdb-like callers that stopped every other CPU (no mutex). */
+void *text_poke_kgdb(void *addr, const void *opcode, size_t len);
+
+/*
+ * Write text before it can run anywhere else (boot, before the other CPUs
+ * start), then sync_core(), with IRQs off until after the sync.
+ */
+void text_poke_early(void *addr, const void *opcode, size_t len);
+
+/* IPI every online CPU to run sync_core(), and wait. Caller holds text_mutex. */
+void smp_text_poke_sync_each_cpu(void);
+
+/*
+ * Queue one site of a batch: @len bytes of @opcode to go to @addr (6 for a
+ * Jcc.d32, else 1..5), emulating @emulate (NULL = @opcode) while the INT3 is
+ * armed. Finishes the pending batch first when the array is full or @addr is
+ * lower than the last queued address. BUGs on an instruction the INT3
+ * handler could not emulate. Caller holds text_mutex.
+ */
+void smp_text_poke_batch_add(void *addr, const void *opcode, size_t len, const void *emulate);
+
+/*
+ * Apply the queued batch on the live machine: INT3 on every site, sync;
+ * tails, sync; first bytes, sync; wait for handlers to drain. Returns once
+ * every CPU executes only the new text. Caller holds text_mutex.
+ */
+void smp_text_poke_batch_finish(void);
+
+/* Patch one site live: a checked batch_add() and a finish(). Caller holds text_mutex. */
+void smp_text_poke_single(void *addr, const void *opcode, size_t len, const void *emulate);
+
+/*
+ * The INT3 trap handler: if the trap hit a site of the live batch, emulate
+ * the instruction being written and return 1; else return 0. Runs from the
+ * SIGTRAP handler with the IPI signal blocked. Async-signal-safe.
+ */
+int smp_text_poke_int3_handler(struct pt_regs *regs);
+
+/*
+ * Instruction generation, as the kernel's: @opcode at @addr reaching @dest.
+ * text_gen_insn() returns a static buffer (not reentrant, text_mutex held).
+ */
+union text_poke_insn {
+	u8 text[TEXT_POKE_MAX_OPCODE_SIZE];
+	struct {
+		u8 opcode;
+		s32 disp;
+	} __attribute__((packed));
+};
+
+int text_opcode_size(u8 opcode);
+void __text_gen_insn(void *buf, u8 opcode, const void *addr, const void *dest, int size);
+void *text_gen_insn(u8 opcode, const void *addr, const void *dest);
+
+/* Port of the int3_emulate_*() helpers, arch/x86/include/asm/text-patching.h, v6.16 */
+static __always_inline void int3_emulate_jmp(struct pt_regs *regs, unsigned long ip)
+{
+	regs->ip = ip;
+}
+
+/*
+ * userspace: the push lands below the interrupted stack pointer, in the
+ * 128-byte red zone the kernel skips when it builds a signal frame; that
+ * gap plays the part of the kernel's INT3 entry stack gap, so the push
+ * cannot overwrite the signal frame.
+ */
+static __always_inline void int3_emulate_push(struct pt_regs *regs, unsigned long val)
+{
+	regs->sp -= sizeof(unsigned long);
+	*(unsigned long *)regs->sp = val;
+}
+
+static __always_inline unsigned long int3_emulate_pop(struct pt_regs *regs)
+{
+	unsigned long val = *(unsigned long *)regs->sp;
+
+	regs->sp += sizeof(unsigned long);
+	return val;
+}
+
+static __always_inline void int3_emulate_call(struct pt_regs *regs, unsigned long func)
+{
+	int3_emulate_push(regs, regs->ip - INT3_INSN_SIZE + CALL_INSN_SIZE);
+	int3_emulate_jmp(regs, func);
+}
+
+static __always_inline void int3_emulate_ret(struct pt_regs *regs)
+{
+	unsigned long ip = int3_emulate_pop(regs);
+
+	int3_emulate_jmp(regs, ip);
+}
+
+/* Port of __emulate_cc(), arch/x86/include/asm/text-patching.h, v6.16 */
+static __always_inline bool __emulate_cc(unsigned long flags, u8 cc)
+{
+	/* userspace: C++ has no array designators; index = cc >> 1 */
+	static const unsigned long jcc_mask[6] = {
+		X86_EFLAGS_OF,			/* JO, JNO */
+		X86_EFLAGS_CF,			/* JB, JNB */
+		X86_EFLAGS_ZF,			/* JZ, JNZ */
+		X86_EFLAGS_CF | X86_EFLAGS_ZF,	/* JBE, JA */
+		X86_EFLAGS_SF,			/* JS, JNS */
+		X86_EFLAGS_PF,			/* JP, JNP */
+	};
+	bool invert = cc & 1;
+	bool match;
+
+	if (cc < 0xc) {
+		match = flags & jcc_mask[cc >> 1];
+	} else {
+		match = ((flags & X86_EFLAGS_SF) >> __builtin_ctzl(X86_EFLAGS_SF)) ^
+			((flags & X86_EFLAGS_OF) >> __builtin_ctzl(X86_EFLAGS_OF));
+		if (cc >= 0xe)
+			match = match || (flags & X86_EFLAGS_ZF);
+	}
+
+	return (match && !invert) || (!match && invert);
+}
+
+static __always_inline void int3_emulate_jcc(struct pt_regs *regs, u8 cc, unsigned long ip,
+					     unsigned long disp)
+{
+	if (__emulate_cc(regs->flags, cc))
+		ip += disp;
+
+	int3_emulate_jmp(regs, ip);
+}

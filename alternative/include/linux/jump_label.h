@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Static keys.
+ *
+ * PORT: written fresh after include/linux/jump_label.h and kernel/jump_label.c,
+ * v6.16; kernel names and semantics kept. Implemented in
+ * alternative/jump_label.cpp (generic) and jump_label_x86.cpp (arch).
+ *
+ * Use:
+ *	DEFINE_STATIC_KEY_FALSE(my_key);
+ *	if (static_branch_unlikely(&my_key)) { ... }	// a 5-byte NOP until enabled
+ *	static_branch_enable(&my_key);			// live-patches every site
+ *
+ * The enable/disable/inc/dec calls patch text: task context on a simulated
+ * CPU, never from a signal handler; they take jump_label_mutex and
+ * text_mutex and may sleep. The branch tests are a NOP or a JMP: any
+ * thread, async-signal-safe.
+ * Memory ordering: when static_key_enable() (or the 0 -> 1 slow_inc)
+ * returns, every CPU executes the new branch; static_key_enabled() reading
+ * true (acquire) implies the text is already patched.
+ */
+#pragma once
+
+#include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+struct jump_entry {
+	s32 code;
+	s32 target;
+	long key;	/* key - &key field, | branch polarity (bit 0) */
+};
+
+struct static_key {
+	atomic_t enabled;
+	union {
+		/* bit 0: initially true; bit 1: linked (modules; unused here) */
+		unsigned long type;
+		struct jump_entry *entries;
+	};
+};
+
+struct static_key_true {
+	struct static_key key;
+};
+
+struct static_key_false {
+	struct static_key key;
+};
+
+#define JUMP_TYPE_FALSE		0UL
+#define JUMP_TYPE_TRUE		1UL
+#define JUMP_TYPE_LINKED	2UL
+#define JUMP_TYPE_MASK		3UL
+
+enum jump_label_type {
+	JUMP_LABEL_NOP = 0,
+	JUMP_LABEL_JMP,
+};
+
+#define STATIC_KEY_INIT_TRUE { ATOMIC_INIT(1), { JUMP_TYPE_TRUE } }
+#define STATIC_KEY_INIT_FALSE { ATOMIC_INIT(0), { JUMP_TYPE_FALSE } }
+#define STATIC_KEY_TRUE_INIT (struct static_key_true) { STATIC_KEY_INIT_TRUE }
+#define STATIC_KEY_FALSE_INIT (struct static_key_false) { STATIC_KEY_INIT_FALSE }
+
+/* userspace: 8-byte alignment keeps bit 0 of the key address free for the polarity */
+#define DEFINE_STATIC_KEY_TRUE(name) \
+	struct static_key_true name __aligned(8) = { STATIC_KEY_INIT_TRUE }
+#define DEFINE_STATIC_KEY_FALSE(name) \
+	struct static_key_false name __aligned(8) = { STATIC_KEY_INIT_FALSE }
+#define DECLARE_STATIC_KEY_TRUE(name) extern struct static_key_true name
+#define DECLARE_STATIC_KEY_FALSE(name) extern struct static_key_false name
+
+#include <asm/jump_label.h>
+
+static inline unsigned long jump_entry_code(const struct jump_entry *entry)
+{
+	return (unsigned long)&entry->code + entry->code;
+}
+
+static inline unsigned long jump_entry_target(const struct jump_entry *entry)
+{
+	return (unsigned long)&entry->target + entry->target;
+}
+
+static inline struct static_key *jump_entry_key(const struct jump_entry *entry)
+{
+	long offset = entry->key & ~3L;
+
+	return (struct static_key *)((unsigned long)&entry->key + offset);
+}
+
+static inline bool jump_entry_is_branch(const struct jump_entry *entry)
+{
+	return (unsigned long)entry->key & 1UL;
+}
+
+static inline bool jump_entry_is_init(const struct jump_entry *entry)
+{
+	return (unsigned long)entry->key & 2UL;
+}
+
+/* The reference count; -1 ("first enable patching") reads as 1. */
+int static_key_count(struct static_key *key);
+
+/*
+ * static_branch_likely(): true branch laid out inline; static_branch_unlikely():
+ * false branch inline. Both are a 5-byte NOP or JMP and nothing else.
+ * userspace: overloads instead of __builtin_types_compatible_p.
+ */
+static __always_inline bool __static_branch_likely(struct static_key_true *x)
+{
+	return !arch_static_branch(&x->key, true);
+}
+
+static __always_inline bool __static_branch_likely(struct static_key_false *x)
+{
+	return !arch_static_branch_jump(&x->key, true);
+}
+
+static __always_inline bool __static_branch_unlikely(struct static_key_true *x)
+{
+	return arch_static_branch_jump(&x->key, false);
+}
+
+static __always_inline bool __static_branch_unlikely(struct static_key_false *x)
+{
+	return arch_static_branch(&x->key, false);
+}
+
+#define static_branch_likely(x) likely(__static_branch_likely(x))
+#define static_branch_unlikely(x) unlikely(__static_branch_unlikely(x))
+
+/* The old API: static_key_false() / static_key_true() on a bare struct static_key. */
+static __always_inline bool static_key_false(struct static_key *key)
+{
+	return arch_static_branch(key, false);
+}
+
+static __always_inline bool static_key_true(struct static_key *key)
+{
+	return !arch_static_branch(key, true);
+}
+
+void jump_label_init(void);
+void jump_label_lock(void);
+void jump_label_unlock(void);
+
+bool static_key_slow_inc(struct static_key *key);
+void static_key_slow_dec(struct static_key *key);
+bool static_key_fast_inc_not_disabled(struct static_key *key);
+void static_key_enable(struct static_key *key);
+void static_key_disable(struct static_key *key);
+
+/* True if enabled; reads the count (relaxed), as the kernel's static_key_enabled(). */
+#define static_key_enabled(x) (static_key_count((struct static_key *)(x)) > 0)
+
+#define static_branch_inc(x) static_key_slow_inc(&(x)->key)
+#define static_branch_dec(x) static_key_slow_dec(&(x)->key)
+#define static_branch_enable(x) static_key_enable(&(x)->key)
+#define static_branch_disable(x) static_key_disable(&(x)->key)
+
+/* pokelab: the number of __jump_table sites of @key (0 before jump_label_init()). */
+unsigned int jump_label_nr_sites(struct static_key *key);

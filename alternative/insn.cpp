@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * insn_decode() on Zydis.
+ *
+ * userspace: the kernel decodes with arch/x86/lib/insn.c and its generated
+ * tables; pokelab asks Zydis and fills in the fields the text-patching code
+ * reads.
+ */
+#include <cerrno>
+#include <cstring>
+
+#include <Zydis/Zydis.h>
+
+#include <asm/insn.h>
+
+namespace {
+
+const ZydisDecoder *decoder()
+{
+	static ZydisDecoder d;
+	static bool init = [] {
+		ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+		return true;
+	}();
+	(void)init;
+	return &d;
+}
+
+} /* namespace */
+
+int insn_decode(struct insn *insn, const void *kaddr, int buf_len, enum insn_mode m)
+{
+	ZydisDecodedInstruction zi;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	memset(insn, 0, sizeof(*insn));
+	if (m == INSN_MODE_32)
+		return -EINVAL;	/* userspace: pokelab is x86-64 only */
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder(), kaddr, buf_len, &zi, ops)))
+		return -EINVAL;
+
+	insn->length = zi.length;
+	insn->prefixes.nbytes = zi.raw.prefix_count;
+
+	switch (zi.opcode_map) {
+	case ZYDIS_OPCODE_MAP_DEFAULT:
+		insn->opcode.bytes[0] = zi.opcode;
+		insn->opcode.nbytes = 1;
+		break;
+	case ZYDIS_OPCODE_MAP_0F:
+		insn->opcode.bytes[0] = 0x0f;
+		insn->opcode.bytes[1] = zi.opcode;
+		insn->opcode.nbytes = 2;
+		break;
+	case ZYDIS_OPCODE_MAP_0F38:
+	case ZYDIS_OPCODE_MAP_0F3A:
+		insn->opcode.bytes[0] = 0x0f;
+		insn->opcode.bytes[1] = zi.opcode_map == ZYDIS_OPCODE_MAP_0F38 ? 0x38 : 0x3a;
+		insn->opcode.bytes[2] = zi.opcode;
+		insn->opcode.nbytes = 3;
+		break;
+	default:
+		/* VEX/EVEX/XOP: keep the primary opcode only */
+		insn->opcode.bytes[0] = zi.opcode;
+		insn->opcode.nbytes = 1;
+		break;
+	}
+	insn->opcode.value = insn->opcode.bytes[0];
+
+	if (zi.attributes & ZYDIS_ATTRIB_HAS_MODRM)
+		insn->modrm.nbytes = 1;
+
+	if (zi.raw.disp.size) {
+		insn->displacement.value = zi.raw.disp.value;
+		insn->displacement.nbytes = zi.raw.disp.size / 8;
+		insn->disp_offset = zi.raw.disp.offset;
+	}
+	if (zi.raw.imm[0].size) {
+		insn->immediate.value = zi.raw.imm[0].is_signed ? zi.raw.imm[0].value.s
+								 : (s64)zi.raw.imm[0].value.u;
+		insn->immediate.nbytes = zi.raw.imm[0].size / 8;
+		insn->imm_offset = zi.raw.imm[0].offset;
+		insn->imm_size = zi.raw.imm[0].size / 8;
+	}
+	for (unsigned int i = 0; i < zi.operand_count; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.base == ZYDIS_REGISTER_RIP)
+			insn->rip_relative = true;
+	return 0;
+}

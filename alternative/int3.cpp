@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The INT3 trap: SIGTRAP -> exc_int3().
+ *
+ * Port of exc_int3() and do_int3(), arch/x86/kernel/traps.c, v6.16, and of
+ * the die notifier chain (kernel/notifier.c) for DIE_INT3.
+ *
+ * userspace: the trap is the SIGTRAP the kernel sends a thread that executes
+ * INT3 (si_code SI_KERNEL); its ucontext becomes a struct pt_regs and is
+ * written back, so the emulated instruction takes effect when the handler
+ * returns. The handler runs with the IPI signal blocked (sa_mask), as the
+ * kernel's INT3 path runs with interrupts off. An INT3 that nobody claims
+ * ends the process with the kernel's "Oops: int3".
+ */
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <ucontext.h>
+
+#include <asm/text-patching.h>
+#include <kernel_shim/boot.h>
+#include <kernel_shim/sigsafe.h>
+#include <linux/kdebug.h>
+#include <linux/smp.h>
+
+#define MAX_DIE_NOTIFIERS 8
+
+static struct notifier_block *die_chain[MAX_DIE_NOTIFIERS];
+
+int register_die_notifier(struct notifier_block *nb)
+{
+	for (auto &slot : die_chain) {
+		struct notifier_block *expected = NULL;
+
+		if (__atomic_compare_exchange_n(&slot, &expected, nb, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			return 0;
+	}
+	return -ENOSPC;
+}
+
+int unregister_die_notifier(struct notifier_block *nb)
+{
+	for (auto &slot : die_chain) {
+		struct notifier_block *expected = nb;
+
+		if (__atomic_compare_exchange_n(&slot, &expected, (struct notifier_block *)NULL,
+						false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int notify_die(enum die_val val, const char *str, struct pt_regs *regs, long err, int trap, int sig)
+{
+	struct die_args args = {regs, str, err, trap, sig};
+	struct notifier_block *nbs[MAX_DIE_NOTIFIERS];
+	int n = 0, ret = NOTIFY_DONE;
+
+	for (auto &slot : die_chain) {
+		struct notifier_block *nb = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+
+		if (nb)
+			nbs[n++] = nb;
+	}
+	/* highest priority first (insertion sort: at most 8) */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && nbs[j]->priority > nbs[j - 1]->priority; j--)
+			std::swap(nbs[j], nbs[j - 1]);
+	for (int i = 0; i < n; i++) {
+		ret = nbs[i]->notifier_call(nbs[i], val, &args);
+		if (ret & NOTIFY_STOP_MASK)
+			break;
+	}
+	return ret;
+}
+
+/* Port of do_int3(), arch/x86/kernel/traps.c */
+static bool do_int3(struct pt_regs *regs)
+{
+	int res;
+
+	/* userspace: no kprobes; the die chain is the only other claimant */
+	res = notify_die(DIE_INT3, "int3", regs, 0, 3 /* X86_TRAP_BP */, SIGTRAP);
+
+	return res == NOTIFY_STOP;
+}
+
+static void regsFromUcontext(struct pt_regs *regs, const ucontext_t *uc)
+{
+	const greg_t *g = uc->uc_mcontext.gregs;
+
+	regs->r15 = g[REG_R15];
+	regs->r14 = g[REG_R14];
+	regs->r13 = g[REG_R13];
+	regs->r12 = g[REG_R12];
+	regs->bp = g[REG_RBP];
+	regs->bx = g[REG_RBX];
+	regs->r11 = g[REG_R11];
+	regs->r10 = g[REG_R10];
+	regs->r9 = g[REG_R9];
+	regs->r8 = g[REG_R8];
+	regs->ax = g[REG_RAX];
+	regs->cx = g[REG_RCX];
+	regs->dx = g[REG_RDX];
+	regs->si = g[REG_RSI];
+	regs->di = g[REG_RDI];
+	regs->orig_ax = -1;
+	regs->ip = g[REG_RIP];
+	regs->cs = g[REG_CSGSFS] & 0xffff;
+	regs->flags = g[REG_EFL];
+	regs->sp = g[REG_RSP];
+	regs->ss = 0;
+}
+
+static void regsToUcontext(const struct pt_regs *regs, ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+
+	g[REG_R15] = regs->r15;
+	g[REG_R14] = regs->r14;
+	g[REG_R13] = regs->r13;
+	g[REG_R12] = regs->r12;
+	g[REG_RBP] = regs->bp;
+	g[REG_RBX] = regs->bx;
+	g[REG_R11] = regs->r11;
+	g[REG_R10] = regs->r10;
+	g[REG_R9] = regs->r9;
+	g[REG_R8] = regs->r8;
+	g[REG_RAX] = regs->ax;
+	g[REG_RCX] = regs->cx;
+	g[REG_RDX] = regs->dx;
+	g[REG_RSI] = regs->si;
+	g[REG_RDI] = regs->di;
+	g[REG_RIP] = regs->ip;
+	g[REG_EFL] = regs->flags;
+	g[REG_RSP] = regs->sp;
+}
+
+[[noreturn]] static void die_int3(const struct pt_regs *regs)
+{
+	kshim::SigSafeBuf b;
+	const unsigned char *ip = (const unsigned char *)regs->ip - INT3_INSN_SIZE;
+
+	b.str("Oops: int3: 0000 [#1] SMP\nCPU: ").dec(raw_smp_processor_id())
+		.str(regs->from_user ? " (SIGTRAP not raised by an INT3 instruction)" : "")
+		.str("\nRIP: ").hex((unsigned long)ip).str(" Code: ").hexBytes(ip, 8)
+		.str("\nRSP: ").hex(regs->sp).str(" EFLAGS: ").hex(regs->flags).str("\n");
+	b.emit();
+	kshim::bugAt(__FILE__, __LINE__, "exc_int3", "unclaimed int3");
+}
+
+/* Port of exc_int3(), arch/x86/kernel/traps.c, v6.16 */
+static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
+{
+	int savedErrno = errno;
+	ucontext_t *uc = (ucontext_t *)ucv;
+	struct pt_regs regs;
+
+	regsFromUcontext(&regs, uc);
+	regs.from_user = si->si_code != SI_KERNEL;
+
+	/* The batch handler goes first: anything after it may itself be patched. */
+	if (smp_text_poke_int3_handler(&regs)) {
+		regsToUcontext(&regs, uc);
+		errno = savedErrno;
+		return;
+	}
+
+	/* userspace: irqentry_nmi_enter()/exit() bracket do_int3() once context tracking exists */
+	if (!do_int3(&regs))
+		die_int3(&regs);
+
+	regsToUcontext(&regs, uc);
+	errno = savedErrno;
+}
+
+namespace {
+
+int int3TrapInit(std::string &err)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = exc_int3;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	/* The INT3 path runs with interrupts off: the IPI signal waits until it returns. */
+	sigaddset(&sa.sa_mask, SIGRTMIN + 1);
+	if (sigaction(SIGTRAP, &sa, nullptr)) {
+		err = std::string("cannot install the INT3 (SIGTRAP) handler: ") + strerror(errno);
+		return -errno;
+	}
+	return 0;
+}
+
+/* Installed before anything can be patched (bug 17f41571bb2c: no window without a handler). */
+kshim::BootHookRegistrar int3TrapHook({"trap_init", kshim::BootStage::Early, int3TrapInit});
+
+} /* namespace */

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Simulated CPUs: running work on them, and their counters.
+ */
+#pragma once
+
+#include <functional>
+
+namespace kshim {
+
+/*
+ * Hand @task to CPU @cpu (1..nr_cpu_ids-1) to run as its current task, then
+ * return at once. The CPU runs one task at a time, in order; between tasks
+ * it idles (and still takes IPIs). A task that loops must end on its own
+ * (watch a flag of the caller's) before shutdown(). Called from any thread
+ * but the target; not async-signal-safe.
+ */
+void cpuRun(int cpu, std::function<void()> task);
+
+/* Wait until CPU @cpu has run every task handed to it. Not from @cpu. */
+void cpuWait(int cpu);
+
+/* The PU (OS CPU number) CPU @cpu is pinned to. */
+int cpuPu(int cpu) noexcept;
+
+/*
+ * Per-CPU counters of the machine, for reports and tests. Written by the CPU
+ * they belong to (and its signal handlers); read by anyone.
+ */
+struct CpuStats {
+	unsigned long ipiReceived;	/* IPI signals taken (incl. held pending) */
+	unsigned long ipiSent;		/* IPI signals this CPU sent */
+	unsigned long csdRun;		/* cross-call functions run from the queue */
+	unsigned long csdQueued;	/* CSDs this CPU queued to others */
+};
+CpuStats cpuStats(int cpu) noexcept;
+void resetCpuStats() noexcept;
+
+/* Opaque identity of the calling thread (for mutex owners). */
+const void *currentTask() noexcept;
+
+/*
+ * Test hook: drop the next @n IPI signals that would be sent to @cpu (the
+ * CSD stays queued). Used to prove the CSD-lock watchdog reports a lost IPI.
+ */
+void dropNextIpis(int cpu, unsigned int n) noexcept;
+
+} /* namespace kshim */

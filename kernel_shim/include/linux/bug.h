@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * BUG() and WARN().
+ *
+ * CUSTOM: include/asm-generic/bug.h. BUG()/BUG_ON() print "kernel BUG at
+ * file:line!", the function and the failed condition, then a backtrace, and
+ * abort the process. WARN_ON()/WARN_ON_ONCE() print "WARNING: file:line
+ * function: condition" (once per site for the _ONCE form), count the
+ * warning and go on; with the panic_on_warn boot parameter they abort.
+ *
+ * Both are async-signal-safe (they format into a stack buffer and write(2)
+ * to stderr), so they may fire inside the IPI and INT3 handlers, as the
+ * kernel's do inside its exception handlers.
+ */
+#pragma once
+
+#include <linux/compiler.h>
+
+namespace kshim {
+[[noreturn]] void bugAt(const char *file, int line, const char *func, const char *cond) noexcept;
+void warnAt(const char *file, int line, const char *func, const char *cond) noexcept;
+/* Warnings printed since boot (all sites). */
+unsigned long warnCount() noexcept;
+} /* namespace kshim */
+
+#define BUG() kshim::bugAt(__FILE__, __LINE__, __func__, NULL)
+
+#define BUG_ON(condition) do {						\
+	if (unlikely(condition))					\
+		kshim::bugAt(__FILE__, __LINE__, __func__, #condition);	\
+} while (0)
+
+#define WARN_ON(condition) ({						\
+	bool __ret_warn_on = !!(condition);				\
+	if (unlikely(__ret_warn_on))					\
+		kshim::warnAt(__FILE__, __LINE__, __func__, #condition);	\
+	unlikely(__ret_warn_on);					\
+})
+
+#define WARN_ON_ONCE(condition) ({					\
+	static bool __warned;						\
+	bool __ret_warn_once = !!(condition);				\
+	if (unlikely(__ret_warn_once) &&				\
+	    !__atomic_exchange_n(&__warned, true, __ATOMIC_RELAXED))	\
+		kshim::warnAt(__FILE__, __LINE__, __func__, #condition);	\
+	unlikely(__ret_warn_once);					\
+})

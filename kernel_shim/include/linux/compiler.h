@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Compiler attributes and the ONCE accessors.
+ *
+ * CUSTOM: include/linux/compiler*.h and asm-generic/rwonce.h, written for
+ * GCC/C++20.
+ *
+ * READ_ONCE()/WRITE_ONCE() are relaxed atomic accesses of naturally aligned
+ * scalars: they compile to a plain mov on x86-64, as in the kernel, and they
+ * are data-race free in the C++ memory model. They are async-signal-safe.
+ */
+#pragma once
+
+#include <linux/types.h>
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((__always_inline__))
+#endif
+#define noinline __attribute__((__noinline__))
+#define __noreturn __attribute__((__noreturn__))
+#define __maybe_unused __attribute__((__unused__))
+#define __aligned(x) __attribute__((__aligned__(x)))
+#define __packed __attribute__((__packed__))
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Compiler barrier: no memory access moves across it. */
+#define barrier() __asm__ __volatile__("" : : : "memory")
+
+#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, val) __atomic_store_n(&(x), (val), __ATOMIC_RELAXED)
+
+/* The address the current function returns to (kernel: _RET_IP_). */
+#define _RET_IP_ ((unsigned long)__builtin_return_address(0))
+/* The address of the current statement (kernel: _THIS_IP_). */
+#define _THIS_IP_ ({ __label__ __here; __here: (unsigned long)&&__here; })
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

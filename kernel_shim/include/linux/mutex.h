@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Sleeping locks.
+ *
+ * CUSTOM: include/linux/mutex.h on std::mutex, with the owner recorded so
+ * that lockdep_assert_held() is a real check. Task context only; never from
+ * a signal handler.
+ */
+#pragma once
+
+#include <atomic>
+#include <mutex>
+
+#include <linux/bug.h>
+
+struct mutex {
+	std::mutex lock;
+	std::atomic<const void *> owner{nullptr};
+};
+
+#define DEFINE_MUTEX(name) struct mutex name
+
+namespace kshim {
+const void *currentTask() noexcept;
+} /* namespace kshim */
+
+static inline void mutex_lock(struct mutex *m)
+{
+	m->lock.lock();
+	m->owner.store(kshim::currentTask(), std::memory_order_relaxed);
+}
+
+static inline void mutex_unlock(struct mutex *m)
+{
+	WARN_ON_ONCE(m->owner.load(std::memory_order_relaxed) != kshim::currentTask());
+	m->owner.store(nullptr, std::memory_order_relaxed);
+	m->lock.unlock();
+}
+
+static inline bool mutex_is_locked(struct mutex *m)
+{
+	return m->owner.load(std::memory_order_relaxed) != nullptr;
+}
+
+#define lockdep_assert_held(m) \
+	WARN_ON_ONCE((m)->owner.load(std::memory_order_relaxed) != kshim::currentTask())

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * CPU identity and SMP cross-calls.
+ *
+ * CUSTOM: include/linux/smp.h and kernel/smp.c reimplemented on threads and
+ * real-time signals (kernel_shim/src/smp.cpp). Names, argument order and
+ * semantics are the kernel's.
+ *
+ * A simulated CPU is a thread that boot() made one (CPU 0 is the thread that
+ * called boot()); an IPI is a real-time signal to that thread, whose handler
+ * is the interrupt entry and flushes the CPU's call_single_queue.
+ */
+#pragma once
+
+#include <linux/compiler.h>
+#include <linux/cpumask.h>
+#include <urcu/lfstack.h>
+
+namespace kshim {
+/* The simulated CPU this thread is, or -1. Initial-exec TLS: signal-safe. */
+extern thread_local int tlsCpu __attribute__((tls_model("initial-exec")));
+[[noreturn]] void notOnCpu(const char *file, int line) noexcept;
+} /* namespace kshim */
+
+/*
+ * The id of the calling CPU. Async-signal-safe. Calling it from a thread that
+ * is not a simulated CPU is a bug: it BUGs with file:line, as the kernel's
+ * CONFIG_DEBUG_PREEMPT check would for a context without a CPU.
+ */
+#define smp_processor_id() ({						\
+	int __cpu = kshim::tlsCpu;					\
+	if (unlikely(__cpu < 0))					\
+		kshim::notOnCpu(__FILE__, __LINE__);			\
+	__cpu;								\
+})
+
+/* As smp_processor_id(), but returns -1 on a thread that is not a CPU. */
+static inline int raw_smp_processor_id(void)
+{
+	return kshim::tlsCpu;
+}
+
+typedef void (*smp_call_func_t)(void *info);
+typedef bool (*smp_cond_func_t)(int cpu, void *info);
+
+/* scf_flags of smp_call_function_many_cond() */
+#define SCF_WAIT	(1U << 0)
+#define SCF_RUN_LOCAL	(1U << 1)
+
+/* csd flags */
+enum {
+	CSD_FLAG_LOCK		= 0x01,
+	CSD_TYPE_ASYNC		= 0x00,
+	CSD_TYPE_SYNC		= 0x10,
+	CSD_FLAG_TYPE_MASK	= 0xF0,
+};
+
+/*
+ * A call-single-data: one queued cross-call.
+ * userspace: the kernel's llist_node is a liburcu lock-free stack node; the
+ * queue is a cds_lfs_stack, whose push also reports whether it was empty.
+ */
+struct __call_single_data {
+	struct cds_lfs_node node;
+	unsigned int u_flags;
+	smp_call_func_t func;
+	void *info;
+	int dst;	/* userspace: target CPU, for the watchdog and traces */
+};
+typedef struct __call_single_data call_single_data_t;
+
+/*
+ * Run @func(@info) on the online CPUs of @mask for which @cond_func(cpu,
+ * @info) is true (NULL = all), including the calling CPU when SCF_RUN_LOCAL
+ * is set; with SCF_WAIT, return only after every remote target has run it.
+ * Models kernel/smp.c. Task context on a CPU thread only (WARNs otherwise),
+ * with IRQs enabled if it waits; not async-signal-safe.
+ * Memory ordering: everything the caller wrote before the call is visible to
+ * @func (csd_lock()'s smp_wmb() pairs with the target's llist pop); with
+ * SCF_WAIT, everything @func wrote is visible after return (csd_unlock()'s
+ * release pairs with csd_lock_wait()'s acquire).
+ */
+void smp_call_function_many_cond(const struct cpumask *mask, smp_call_func_t func, void *info,
+				 unsigned int scf_flags, smp_cond_func_t cond_func);
+
+/* Run @func(@info) on @cpu (locally, IRQs off, if it is the caller). */
+int smp_call_function_single(int cpu, smp_call_func_t func, void *info, int wait);
+
+void on_each_cpu_cond_mask(smp_cond_func_t cond_func, smp_call_func_t func, void *info, bool wait,
+			   const struct cpumask *mask);
+
+static inline void on_each_cpu(smp_call_func_t func, void *info, int wait)
+{
+	on_each_cpu_cond_mask(NULL, func, info, wait, cpu_online_mask);
+}
+
+static inline void on_each_cpu_mask(const struct cpumask *mask, smp_call_func_t func, void *info,
+				    bool wait)
+{
+	on_each_cpu_cond_mask(NULL, func, info, wait, mask);
+}
+
+static inline void on_each_cpu_cond(smp_cond_func_t cond_func, smp_call_func_t func, void *info,
+				    bool wait)
+{
+	on_each_cpu_cond_mask(cond_func, func, info, wait, cpu_online_mask);
+}
+
+/*
+ * The IPI handler body: run every CSD queued to this CPU, SYNC ones first.
+ * Called from the IPI signal handler with IRQs (soft-)disabled;
+ * async-signal-safe as long as the queued functions are.
+ */
+void generic_smp_call_function_single_interrupt(void);

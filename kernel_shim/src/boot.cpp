@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Booting the simulated machine: the command line, the CPUs, the boot hooks,
+ * and an orderly shutdown.
+ */
+#include <algorithm>
+#include <climits>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <asm/barrier.h>
+#include <asm/sync_core.h>
+#include <kernel_shim/boot.h>
+#include <kernel_shim/machine.h>
+#include <linux/bug.h>
+#include <linux/cpumask.h>
+#include <linux/irqflags.h>
+#include <linux/smp.h>
+
+#define KSHIM_PRIVATE
+#include "internal.h"
+#include "topology.h"
+
+namespace kshim {
+
+namespace {
+
+std::vector<BootParam> &paramTable()
+{
+	static std::vector<BootParam> t;
+	return t;
+}
+
+std::vector<BootHook> &hookTable()
+{
+	static std::vector<BootHook> t;
+	return t;
+}
+
+std::map<std::string, std::string> &machineAttrs()
+{
+	static std::map<std::string, std::string> m;
+	return m;
+}
+
+bool isBooted;
+BootInfo info;
+
+/* Values of the machine's own parameters, as parsed. */
+unsigned int paramNrCpus;	/* 0 = default */
+bool haveNohzFull;
+cpumask paramNohzFull;
+std::string nohzFullText;
+
+int setNrCpus(const char *val, std::string &err)
+{
+	char *end;
+	long n;
+
+	if (!val || !*val) {
+		err = "nr_cpus: missing value; expected nr_cpus=N with 1 <= N <= 512";
+		return -EINVAL;
+	}
+	errno = 0;
+	n = strtol(val, &end, 10);
+	if (errno || *end || n < 1 || n > NR_CPUS) {
+		err = fmt::format("nr_cpus={}: expected nr_cpus=N with 1 <= N <= {}", val, NR_CPUS);
+		return -EINVAL;
+	}
+	paramNrCpus = n;
+	return 0;
+}
+
+int setNohzFull(const char *val, std::string &err)
+{
+	int ret;
+
+	if (!val || !*val) {
+		err = "nohz_full=: empty CPU list; expected nohz_full=LIST, e.g. nohz_full=1-3,5";
+		return -EINVAL;
+	}
+	ret = cpulist_parse(val, &paramNohzFull);
+	if (ret == -ERANGE) {
+		err = fmt::format("nohz_full={}: CPU beyond the {} CPUs pokelab can simulate", val,
+				  NR_CPUS);
+		return ret;
+	}
+	if (ret || cpumask_empty(&paramNohzFull)) {
+		err = fmt::format("nohz_full={}: not a CPU list; expected e.g. nohz_full=1-3,5 "
+				  "(ranges low-high, comma separated)", val);
+		return -EINVAL;
+	}
+	haveNohzFull = true;
+	nohzFullText = val;
+	return 0;
+}
+
+BootParamRegistrar nrCpusParam({
+	"nr_cpus", setNrCpus, [] { paramNrCpus = 0; },
+	"nr_cpus=N: CPUs to simulate (default: the allowed PUs, at least 2)",
+});
+
+BootParamRegistrar nohzFullParam({
+	"nohz_full", setNohzFull,
+	[] {
+		haveNohzFull = false;
+		cpumask_clear(&paramNohzFull);
+		nohzFullText.clear();
+	},
+	"nohz_full=LIST: isolated CPUs (kernel cpulist syntax)",
+});
+
+std::string acceptedParams()
+{
+	std::string s;
+
+	for (const BootParam &p : paramTable())
+		s += (s.empty() ? "" : ", ") + std::string(p.name);
+	return s;
+}
+
+int parseCmdline(std::string_view cmdline, std::string &err)
+{
+	std::istringstream in{std::string(cmdline)};
+	std::string tok;
+
+	for (const BootParam &p : paramTable())
+		if (p.reset)
+			p.reset();
+
+	while (in >> tok) {
+		std::string name = tok, val;
+		bool hasVal = false;
+		size_t eq = tok.find('=');
+
+		if (eq != std::string::npos) {
+			name = tok.substr(0, eq);
+			val = tok.substr(eq + 1);
+			hasVal = true;
+		}
+		auto it = std::find_if(paramTable().begin(), paramTable().end(),
+				       [&](const BootParam &p) { return name == p.name; });
+		if (it == paramTable().end()) {
+			err = fmt::format("unknown boot parameter '{}'; accepted: {}", tok,
+					  acceptedParams());
+			return -EINVAL;
+		}
+		int ret = it->set(hasVal ? val.c_str() : nullptr, err);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int runHooks(BootStage stage, std::string &err)
+{
+	for (const BootHook &h : hookTable()) {
+		if (h.stage != stage)
+			continue;
+		int ret = h.fn(err);
+		if (ret) {
+			if (err.empty())
+				err = fmt::format("{} failed: {}", h.name, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void cpuThreadMain(int cpu)
+{
+	CpuState &c = cpuState(cpu);
+
+	tlsCpu = cpu;
+	c.thread = pthread_self();
+	/* Pinning failures were reported at boot for CPU 0; do not repeat per CPU. */
+	topology().pinSelf(c.pu);
+	cpumask_set_cpu(cpu, &__cpu_online_mask);
+
+	std::unique_lock<std::mutex> lk(c.taskLock);
+	for (;;) {
+		c.taskCv.wait(lk, [&] { return c.stop || !c.tasks.empty(); });
+		if (c.tasks.empty() && c.stop)
+			break;
+		std::function<void()> task = std::move(c.tasks.front());
+		c.tasks.pop_front();
+		c.running = true;
+		lk.unlock();
+		task();
+		lk.lock();
+		c.running = false;
+		if (c.tasks.empty())
+			c.idleCv.notify_all();
+	}
+	lk.unlock();
+
+	/* Going offline: no new IPIs are sent here; run what is already queued. */
+	cpumask_clear_cpu(cpu, &__cpu_online_mask);
+	smp_mb();
+	flushSmpCallFunctionQueueDying();
+
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, ipiSignal());
+	pthread_sigmask(SIG_BLOCK, &set, nullptr);
+	tlsCpu = -1;
+}
+
+} /* namespace */
+
+void registerBootParam(const BootParam &param)
+{
+	paramTable().push_back(param);
+}
+
+void registerBootHook(const BootHook &hook)
+{
+	hookTable().push_back(hook);
+}
+
+void setMachineAttr(const std::string &key, const std::string &value)
+{
+	machineAttrs()[key] = value;
+}
+
+bool booted() noexcept
+{
+	return isBooted;
+}
+
+const BootInfo &bootInfo() noexcept
+{
+	return info;
+}
+
+const struct cpumask *nohzFullMask() noexcept
+{
+	return &info.nohzFull;
+}
+
+std::string machineLine()
+{
+	std::string s = fmt::format("machine: {} CPUs on {} PUs ({}){}, kernel {}, sync_core {}",
+				    info.nrCpus, info.nrPus, info.puList,
+				    info.oversubscribed ? ", oversubscribed" : "", kernelBaseline,
+				    syncCoreFlavorName(syncCoreFlavor()));
+
+	for (const auto &[k, v] : machineAttrs())
+		s += fmt::format(", {} {}", k, v);
+	if (!cpumask_empty(&info.nohzFull))
+		s += fmt::format(", nohz_full={}", cpumaskPrintList(&info.nohzFull));
+	return s;
+}
+
+int boot(std::string_view cmdline, std::string *errOut, bool quiet)
+{
+	std::string err;
+	int ret;
+
+	BUG_ON(isBooted);
+	BUG_ON(tlsCpu >= 0);
+
+	ret = parseCmdline(cmdline, err);
+	if (!ret)
+		ret = topology().load(err);
+	if (ret) {
+		if (errOut)
+			*errOut = err;
+		return ret;
+	}
+
+	const std::vector<int> &pus = topology().pus();
+	unsigned int nr = paramNrCpus ? paramNrCpus : std::max<unsigned int>(2, pus.size());
+
+	if (haveNohzFull) {
+		unsigned int cpu = cpumask_first(&paramNohzFull);
+		unsigned int last = 0;
+
+		for (unsigned int c = 0; c < NR_CPUS; c++)
+			if (cpumask_test_cpu(c, &paramNohzFull))
+				last = c;
+		if (last >= nr) {
+			err = fmt::format("nohz_full={}: CPU {} is beyond nr_cpus={} (CPUs are 0-{})",
+					  nohzFullText, last, nr, nr - 1);
+			ret = -EINVAL;
+		} else if (cpumask_weight(&paramNohzFull) >= nr) {
+			err = fmt::format("nohz_full={}: isolates all {} CPUs; at least one "
+					  "housekeeping CPU must remain", nohzFullText, nr);
+			ret = -EINVAL;
+		} else if (cpu == 0) {
+			err = fmt::format("nohz_full={}: CPU 0 is the boot CPU, which runs the "
+					  "housekeeping work; isolate CPUs 1-{} only", nohzFullText,
+					  nr - 1);
+			ret = -EINVAL;
+		}
+		if (ret) {
+			if (errOut)
+				*errOut = err;
+			return ret;
+		}
+	}
+
+	nr_cpu_ids = nr;
+	cpumask_clear(&__cpu_possible_mask);
+	cpumask_clear(&__cpu_online_mask);
+	for (unsigned int cpu = 0; cpu < nr; cpu++)
+		__cpumask_set_cpu(cpu, &__cpu_possible_mask);
+
+	info = BootInfo{};
+	info.nrCpus = nr;
+	info.nrPus = pus.size();
+	info.oversubscribed = nr > pus.size();
+	info.cmdline = std::string(cmdline);
+	info.nohzFull = paramNohzFull;
+	{
+		cpumask m;
+		cpumask_clear(&m);
+		for (int pu : pus)
+			if (pu < NR_CPUS)
+				__cpumask_set_cpu(pu, &m);
+		info.puList = cpumaskPrintList(&m);
+	}
+
+	for (unsigned int cpu = 0; cpu < nr; cpu++) {
+		CpuState &c = cpuState(cpu);
+
+		c.pu = pus[cpu % pus.size()];
+		c.stop = false;
+		c.running = false;
+		c.irqDisabled.store(0);
+		c.irqPending.store(0);
+		c.hardirq.store(0);
+		c.dropIpis.store(0);
+	}
+	resetCpuStats();
+	smpInit();
+
+	ret = installIpiHandler(err);
+	if (ret) {
+		if (errOut)
+			*errOut = err;
+		return ret;
+	}
+
+	/* The calling thread becomes CPU 0, the boot CPU. */
+	topology().saveSelfBinding();
+	if (topology().pinSelf(cpuState(0).pu) && !quiet)
+		fmt::print(stderr, "pokelab: warning: cannot pin CPU 0 to PU {}: {}; running "
+			   "unpinned\n", cpuState(0).pu, strerror(errno));
+	cpuState(0).thread = pthread_self();
+	tlsCpu = 0;
+	cpumask_set_cpu(0, &__cpu_online_mask);
+	isBooted = true;
+
+	/* Early hooks: on the boot CPU, before any other CPU runs. */
+	ret = runHooks(BootStage::Early, err);
+	if (ret) {
+		shutdown();
+		if (errOut)
+			*errOut = err;
+		return ret;
+	}
+
+	for (unsigned int cpu = 1; cpu < nr; cpu++) {
+		CpuState &c = cpuState(cpu);
+
+		c.worker = std::thread(cpuThreadMain, cpu);
+		c.thread = c.worker.native_handle();
+	}
+	while (num_online_cpus() < nr)
+		std::this_thread::yield();
+	smp_mb();
+
+	if (!quiet)
+		fmt::print(stderr, "smp: Brought up {} CPUs on {} PUs ({}){}\n", nr, pus.size(),
+			   info.puList,
+			   info.oversubscribed
+				   ? fmt::format(", oversubscribed: {:.1f} CPUs per PU",
+						 (double)nr / pus.size())
+				   : std::string());
+
+	ret = runHooks(BootStage::Late, err);
+	if (ret) {
+		shutdown();
+		if (errOut)
+			*errOut = err;
+		return ret;
+	}
+	return 0;
+}
+
+void shutdown()
+{
+	std::string err;
+
+	if (!isBooted)
+		return;
+	BUG_ON(tlsCpu != 0);
+
+	runHooks(BootStage::Shutdown, err);
+
+	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++) {
+		CpuState &c = cpuState(cpu);
+
+		if (!c.worker.joinable())
+			continue;
+		{
+			std::lock_guard<std::mutex> lk(c.taskLock);
+			c.stop = true;
+		}
+		c.taskCv.notify_one();
+		c.worker.join();
+		c.thread = pthread_t{};
+	}
+
+	/* CPU 0 goes last and hands the thread back unpinned. */
+	flushSmpCallFunctionQueueDying();
+	cpumask_clear_cpu(0, &__cpu_online_mask);
+	tlsCpu = -1;
+	topology().restoreSelfBinding();
+	topology().unload();
+	machineAttrs().clear();
+	isBooted = false;
+}
+
+} /* namespace kshim */

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Simulated CPUs as threads: their state, their task queues, and sending
+ * them IPI signals.
+ */
+#include <csignal>
+#include <pthread.h>
+
+#include <linux/bug.h>
+#include <linux/cpumask.h>
+#include <linux/smp.h>
+
+#define KSHIM_PRIVATE
+#include "internal.h"
+
+namespace kshim {
+
+thread_local int tlsCpu __attribute__((tls_model("initial-exec"))) = -1;
+
+namespace {
+CpuState cpuStates[NR_CPUS];
+thread_local char taskIdentity;
+} /* namespace */
+
+CpuState &cpuState(int cpu) noexcept
+{
+	return cpuStates[cpu];
+}
+
+const void *currentTask() noexcept
+{
+	return &taskIdentity;
+}
+
+void sendIpiSignal(int cpu) noexcept
+{
+	CpuState &target = cpuStates[cpu];
+	unsigned int drop = target.dropIpis.load(std::memory_order_relaxed);
+
+	/* Fault injection: a lost IPI, for the CSD-lock watchdog tests. */
+	while (drop && !target.dropIpis.compare_exchange_weak(drop, drop - 1))
+		;
+	if (drop)
+		return;
+
+	if (tlsCpu >= 0)
+		cpuStates[tlsCpu].ipiSent.fetch_add(1, std::memory_order_relaxed);
+	pthread_kill(target.thread, ipiSignal());
+}
+
+void dropNextIpis(int cpu, unsigned int n) noexcept
+{
+	cpuStates[cpu].dropIpis.store(n, std::memory_order_relaxed);
+}
+
+void cpuRun(int cpu, std::function<void()> task)
+{
+	BUG_ON(cpu <= 0 || (unsigned int)cpu >= nr_cpu_ids || !cpu_online(cpu));
+	BUG_ON(tlsCpu == cpu);
+
+	CpuState &c = cpuStates[cpu];
+	{
+		std::lock_guard<std::mutex> lk(c.taskLock);
+		c.tasks.push_back(std::move(task));
+	}
+	c.taskCv.notify_one();
+}
+
+void cpuWait(int cpu)
+{
+	BUG_ON(cpu <= 0 || (unsigned int)cpu >= nr_cpu_ids);
+	BUG_ON(tlsCpu == cpu);
+
+	CpuState &c = cpuStates[cpu];
+	std::unique_lock<std::mutex> lk(c.taskLock);
+	c.idleCv.wait(lk, [&] { return c.tasks.empty() && !c.running; });
+}
+
+int cpuPu(int cpu) noexcept
+{
+	return cpuStates[cpu].pu;
+}
+
+CpuStats cpuStats(int cpu) noexcept
+{
+	CpuState &c = cpuStates[cpu];
+
+	return CpuStats{
+		c.ipiReceived.load(std::memory_order_relaxed),
+		c.ipiSent.load(std::memory_order_relaxed),
+		c.csdRun.load(std::memory_order_relaxed),
+		c.csdQueued.load(std::memory_order_relaxed),
+	};
+}
+
+void resetCpuStats() noexcept
+{
+	for (CpuState &c : cpuStates) {
+		c.ipiReceived.store(0, std::memory_order_relaxed);
+		c.ipiSent.store(0, std::memory_order_relaxed);
+		c.csdRun.store(0, std::memory_order_relaxed);
+		c.csdQueued.store(0, std::memory_order_relaxed);
+	}
+}
+
+} /* namespace kshim */

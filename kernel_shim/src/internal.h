@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * kernel_shim internals shared by its source files. Not installed, not for
+ * other modules.
+ */
+#pragma once
+
+#ifndef KSHIM_PRIVATE
+#error "kernel_shim/src/internal.h is private to kernel_shim"
+#endif
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <pthread.h>
+#include <thread>
+
+#include <kernel_shim/cpu.h>
+#include <linux/threads.h>
+
+namespace kshim {
+
+/* Everything the machine keeps per simulated CPU. */
+struct alignas(SMP_CACHE_BYTES) CpuState {
+	/* Written by the CPU itself and its signal handlers only. */
+	std::atomic<int> irqDisabled{0};
+	std::atomic<int> irqPending{0};
+	std::atomic<int> hardirq{0};	/* > 0 while in the IPI handler */
+	std::atomic<unsigned long> ipiReceived{0};
+	std::atomic<unsigned long> ipiSent{0};
+	std::atomic<unsigned long> csdRun{0};
+	std::atomic<unsigned long> csdQueued{0};
+
+	/* Fault injection (tests): IPI signals to drop instead of sending. */
+	std::atomic<unsigned int> dropIpis{0};
+
+	/* Set up by boot() before the CPU runs; constant while it runs. */
+	pthread_t thread{};
+	int pu = -1;
+
+	/* The CPU's task queue (cpuRun()). */
+	std::mutex taskLock;
+	std::condition_variable taskCv;
+	std::condition_variable idleCv;
+	std::deque<std::function<void()>> tasks;
+	bool running = false;
+	bool stop = false;
+	std::thread worker;
+};
+
+CpuState &cpuState(int cpu) noexcept;
+
+/* The real-time signal that carries IPIs. */
+int ipiSignal() noexcept;
+
+/*
+ * Deliver an IPI to @cpu: send the signal (unless a test asked to drop it).
+ * Async-signal-safe.
+ */
+void sendIpiSignal(int cpu) noexcept;
+
+/* Interrupt entry for the IPI: runs the CSD queue with IRQs masked. */
+void handleIpi(CpuState &c) noexcept;
+
+/* Install/remove the IPI signal handler (boot/shutdown). */
+int installIpiHandler(std::string &err);
+
+/* Allocate the cross-call state for nr_cpu_ids CPUs (boot). */
+void smpInit();
+/* Run what is left in this CPU's call_single_queue as it goes offline. */
+void flushSmpCallFunctionQueueDying() noexcept;
+
+} /* namespace kshim */

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Interrupts of a simulated CPU: the IPI signal handler (interrupt entry)
+ * and the soft IRQ mask behind local_irq_save()/local_irq_restore().
+ *
+ * How an IPI arrives:
+ *
+ *	sender CPU				target CPU (any code, any time)
+ *	llist push CSD to target queue
+ *	pthread_kill(target, SIGIPI)  ------>	ipiSignalHandler()
+ *						  IRQs masked? -> mark pending, return
+ *						  else handleIpi():
+ *						    mask, flush call_single_queue, unmask
+ *
+ * and a pending one runs in local_irq_restore() as soon as it unmasks.
+ */
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <string>
+
+#include <linux/bug.h>
+#include <linux/irqflags.h>
+#include <linux/smp.h>
+
+#define KSHIM_PRIVATE
+#include "internal.h"
+
+namespace kshim {
+
+namespace {
+
+void ipiSignalHandler(int, siginfo_t *, void *) noexcept
+{
+	int savedErrno = errno;
+	int cpu = tlsCpu;
+
+	if (cpu >= 0) {
+		CpuState &c = cpuState(cpu);
+
+		c.ipiReceived.fetch_add(1, std::memory_order_relaxed);
+		if (c.irqDisabled.load(std::memory_order_relaxed))
+			c.irqPending.store(1, std::memory_order_relaxed);
+		else
+			handleIpi(c);
+	}
+	errno = savedErrno;
+}
+
+} /* namespace */
+
+int ipiSignal() noexcept
+{
+	return SIGRTMIN + 1;
+}
+
+void handleIpi(CpuState &c) noexcept
+{
+	/* Interrupt handlers run with interrupts off, as on x86. */
+	c.irqDisabled.store(1, std::memory_order_relaxed);
+	c.hardirq.fetch_add(1, std::memory_order_relaxed);
+	std::atomic_signal_fence(std::memory_order_seq_cst);
+	generic_smp_call_function_single_interrupt();
+	std::atomic_signal_fence(std::memory_order_seq_cst);
+	c.hardirq.fetch_sub(1, std::memory_order_relaxed);
+	c.irqDisabled.store(0, std::memory_order_relaxed);
+}
+
+int installIpiHandler(std::string &err)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = ipiSignalHandler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(ipiSignal(), &sa, nullptr)) {
+		err = std::string("cannot install the IPI signal handler: ") + strerror(errno);
+		return -errno;
+	}
+	return 0;
+}
+
+unsigned long archLocalIrqSave() noexcept
+{
+	CpuState &c = cpuState(smp_processor_id());
+	unsigned long was = c.irqDisabled.load(std::memory_order_relaxed);
+
+	c.irqDisabled.store(1, std::memory_order_relaxed);
+	std::atomic_signal_fence(std::memory_order_seq_cst);
+	return was;
+}
+
+void archLocalIrqRestore(unsigned long flags) noexcept
+{
+	CpuState &c = cpuState(smp_processor_id());
+
+	std::atomic_signal_fence(std::memory_order_seq_cst);
+	if (flags) {
+		c.irqDisabled.store(1, std::memory_order_relaxed);
+		return;
+	}
+	c.irqDisabled.store(0, std::memory_order_relaxed);
+	std::atomic_signal_fence(std::memory_order_seq_cst);
+	/* An IPI that came while masked is taken now, before we return. */
+	while (c.irqPending.exchange(0, std::memory_order_relaxed))
+		handleIpi(c);
+}
+
+bool inTask() noexcept
+{
+	return cpuState(smp_processor_id()).hardirq.load(std::memory_order_relaxed) == 0;
+}
+
+bool archIrqsDisabled() noexcept
+{
+	return cpuState(smp_processor_id()).irqDisabled.load(std::memory_order_relaxed);
+}
+
+} /* namespace kshim */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The bpf_stats_enabled_key demo runner.
+ *
+ * CPU 0 flips the key; every other CPU runs all 164 programs in a loop.
+ * The check: once smp_text_poke_batch_finish() has returned, no CPU may take
+ * the old branch. CPU 0 publishes a flip sequence number, odd while a flip
+ * patches and even once it is done (release after finish returned); a hot
+ * loop that read an even number before a call and still reads it after a
+ * call that took the other branch has seen stale text:
+ *
+ *	CPU0 (flip f)				CPU1 (hot loop)
+ *	seq = 2f-1; smp_mb()
+ *	static_key_slow_inc/dec()
+ *	  ...three sync rounds...
+ *	smp_store_release(seq, 2f)	----->	s = smp_load_acquire(seq) == 2f
+ *						r = prog[i](ctx)  must take branch(2f)
+ *						else stale, unless seq moved on meanwhile
+ */
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include <asm/barrier.h>
+#include <asm/text-patching.h>
+#include <kernel_shim/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/smp.h>
+#include <pokelab/text_poke_stats.h>
+
+#include "bpf_prog.h"
+#include "bpf_stats.h"
+
+namespace pokelab {
+
+namespace {
+
+struct alignas(64) HotLoopState {
+	std::atomic<unsigned long> calls{0};
+	std::atomic<unsigned long> stale{0};
+	std::atomic<unsigned long> checked{0};
+	std::atomic<unsigned int> passSeq{0};	/* seq of the last full pass */
+	std::atomic<u64> ns{0};
+	std::atomic<bool> done{false};
+};
+
+unsigned int flipSeq;		/* odd: a flip is patching; even: stable */
+std::atomic<bool> stopLoops;
+
+/* The branch every call must take once @seq (even) is published. */
+bool stateOfSeq(unsigned int seq)
+{
+	return (seq / 2) % 2 == 1;
+}
+
+u64 nowNs()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void hotLoop(HotLoopState *st)
+{
+	const BpfProgFn *progs = bpfProgs();
+	BpfCtx ctx{(unsigned long)smp_processor_id()};
+	unsigned long calls = 0, stale = 0, checked = 0;
+	u64 t0 = nowNs();
+
+	while (!stopLoops.load(std::memory_order_relaxed)) {
+		unsigned int s1 = smp_load_acquire(&flipSeq);
+		bool stable = !(s1 & 1);
+		bool want = stateOfSeq(s1);
+
+		for (unsigned int i = 0; i < kNrBpfSites; i++) {
+			unsigned int r = progs[i](&ctx);
+			bool took = r & kBpfRanWithStats;
+
+			calls++;
+			if (!stable)
+				continue;
+			checked++;
+			if (unlikely(took != want)) {
+				/* Stale only if no new flip began since s1 was read. */
+				smp_rmb();
+				if (READ_ONCE(flipSeq) == s1)
+					stale++;
+			}
+		}
+		st->calls.store(calls, std::memory_order_relaxed);
+		st->stale.store(stale, std::memory_order_relaxed);
+		st->checked.store(checked, std::memory_order_relaxed);
+		st->passSeq.store(s1, std::memory_order_release);
+	}
+	st->ns.store(nowNs() - t0, std::memory_order_relaxed);
+	st->calls.store(calls, std::memory_order_relaxed);
+	st->stale.store(stale, std::memory_order_relaxed);
+	st->checked.store(checked, std::memory_order_relaxed);
+	st->done.store(true, std::memory_order_release);
+}
+
+unsigned int sitesOfKey()
+{
+	return jump_label_nr_sites(&bpf_stats_enabled_key.key);
+}
+
+} /* namespace */
+
+BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
+{
+	BpfStatsResult r;
+	unsigned int n = nr_cpu_ids;
+	std::vector<HotLoopState> loops(n);
+	TextPokeStats before = textPokeStats();
+
+	r.sites = sitesOfKey();
+	r.flips = cfg.flips;
+
+	/* Start from a disabled key, whatever an earlier run left. */
+	bpf_stats_handler_write(0);
+	WRITE_ONCE(flipSeq, 0u);
+	stopLoops.store(false);
+	for (unsigned int cpu = 1; cpu < n; cpu++)
+		kshim::cpuRun(cpu, [st = &loops[cpu]] { hotLoop(st); });
+
+	std::vector<bool> dead(n, false);
+	auto waitPasses = [&](unsigned int seq) {
+		/* Every live hot loop completes a pass that began at @seq or later. */
+		for (unsigned int cpu = 1; cpu < n; cpu++) {
+			auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+
+			while (!dead[cpu] &&
+			       loops[cpu].passSeq.load(std::memory_order_acquire) < seq) {
+				if (std::chrono::steady_clock::now() > deadline)
+					dead[cpu] = true;
+				std::this_thread::yield();
+			}
+		}
+	};
+
+	waitPasses(0);
+	for (unsigned int f = 1; f <= cfg.flips; f++) {
+		WRITE_ONCE(flipSeq, 2 * f - 1);
+		smp_mb();
+
+		bpf_stats_handler_write(f % 2);
+
+		TextPokeStats s = textPokeStats();
+		r.batchNs.push_back(s.lastBatchNs);
+		r.syncRoundsPerBatch.push_back(s.lastSyncRounds);
+		smp_store_release(&flipSeq, 2 * f);
+		if (cfg.onFlip)
+			cfg.onFlip(f, s.lastNrEntries, s.lastBatchNs);
+
+		waitPasses(2 * f);
+	}
+
+	/* Leave the key disabled. */
+	if (cfg.flips % 2) {
+		WRITE_ONCE(flipSeq, 2 * cfg.flips + 1);
+		smp_mb();
+		bpf_stats_handler_write(0);
+		smp_store_release(&flipSeq, 2 * cfg.flips + 2);
+	}
+
+	stopLoops.store(true);
+	for (unsigned int cpu = 1; cpu < n; cpu++)
+		if (!dead[cpu])
+			kshim::cpuWait(cpu);
+
+	TextPokeStats after = textPokeStats();
+	r.batches = after.batches - before.batches;
+	r.syncRounds = after.syncRounds - before.syncRounds;
+
+	for (unsigned int cpu = 0; cpu < n; cpu++) {
+		BpfStatsCpu c;
+		kshim::CpuStats cs = kshim::cpuStats(cpu);
+
+		c.cpu = cpu;
+		c.pu = kshim::cpuPu(cpu);
+		c.ipiReceived = cs.ipiReceived;
+		c.ipiSent = cs.ipiSent;
+		c.int3Emulated = int3Emulated(cpu);
+		if (cpu > 0) {
+			HotLoopState &st = loops[cpu];
+
+			c.hotLoop = true;
+			c.died = dead[cpu] || !st.done.load(std::memory_order_acquire) ||
+				 st.calls.load() == 0;
+			c.calls = st.calls.load();
+			c.nsPerCall = c.calls ? (double)st.ns.load() / c.calls : 0;
+			r.staleCalls += st.stale.load();
+			r.checkedCalls += st.checked.load();
+			if (c.died)
+				r.deadLoops++;
+		}
+		r.cpus.push_back(c);
+	}
+	return r;
+}
+
+std::string formatBpfStats(const BpfStatsResult &r)
+{
+	std::string s;
+	std::vector<u64> sorted = r.batchNs;
+	unsigned int exactly3 = 0;
+
+	std::sort(sorted.begin(), sorted.end());
+	for (unsigned int rounds : r.syncRoundsPerBatch)
+		exactly3 += rounds == 3;
+
+	s += fmt::format("\nbpf_stats_enabled_key: {} sites, {} flips, {} batches, {} sync rounds "
+			 "({} of {} batches with exactly 3)\n",
+			 r.sites, r.flips, r.batches, r.syncRounds, exactly3,
+			 r.syncRoundsPerBatch.size());
+	if (!sorted.empty())
+		s += fmt::format("batch latency: median {} us, max {} us\n",
+				 sorted[sorted.size() / 2] / 1000, sorted.back() / 1000);
+	s += fmt::format("\n{:>4} {:>4} {:>10} {:>10} {:>14} {:>12} {:>8}\n", "CPU", "PU",
+			 "IPIs recv", "IPIs sent", "INT3 emulated", "calls", "ns/call");
+	for (const BpfStatsCpu &c : r.cpus) {
+		std::string calls = c.hotLoop ? fmt::format("{}", c.calls) : "-";
+		std::string ns = c.hotLoop ? fmt::format("{:.1f}", c.nsPerCall) : "-";
+
+		s += fmt::format("{:>4} {:>4} {:>10} {:>10} {:>14} {:>12} {:>8}{}\n", c.cpu, c.pu,
+				 c.ipiReceived, c.ipiSent, c.int3Emulated, calls, ns,
+				 c.died ? "  DIED" : "");
+	}
+	s += fmt::format("\ncheck: {} stale calls out of {} checked after finish returned; "
+			 "{} hot-loop threads died; {} sites found -> {}\n",
+			 r.staleCalls, r.checkedCalls, r.deadLoops, r.sites, r.ok() ? "PASS" : "FAIL");
+	return s;
+}
+
+} /* namespace pokelab */
