@@ -55,7 +55,7 @@ static __always_inline unsigned int __bpf_prog_run(const BpfCtx *ctx)
 }
 
 template<int N>
-noinline unsigned int bpf_prog_run(const BpfCtx *ctx)
+__noinline unsigned int bpf_prog_run(const BpfCtx *ctx)
 {
 	return __bpf_prog_run<N>(ctx);
 }

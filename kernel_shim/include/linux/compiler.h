@@ -16,7 +16,11 @@
 #ifndef __always_inline
 #define __always_inline inline __attribute__((__always_inline__))
 #endif
-#define noinline __attribute__((__noinline__))
+/*
+ * userspace: spelled __noinline, not noinline: GoogleTest and libstdc++ write
+ * __attribute__((noinline)), which a "noinline" macro would break.
+ */
+#define __noinline __attribute__((__noinline__))
 #define __noreturn __attribute__((__noreturn__))
 #define __maybe_unused __attribute__((__unused__))
 #define __aligned(x) __attribute__((__aligned__(x)))

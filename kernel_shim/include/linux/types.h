@@ -7,6 +7,9 @@
  */
 #pragma once
 
+/* The system's <linux/types.h> (__u32, ...) for system headers that want it. */
+#include_next <linux/types.h>
+
 #include <cstddef>
 #include <cstdint>
 
