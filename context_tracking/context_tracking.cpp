@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Context tracking with deferred work.
+ *
+ * Port of kernel/context_tracking.c (v6.12 names) with the IPI-deferral
+ * series v7 (24/31 "context-tracking: Introduce work deferral
+ * infrastructure", 25/31 "context_tracking,x86: Defer kernel text patching
+ * IPIs"), and v5's ct_set_cpu_work() kept behind pokelab.ct_defer=v5 for
+ * replay.
+ *
+ * Deviations (each marked "userspace:" below): no RCU-tasks or vtime hooks
+ * (nothing consumes them yet); the counter width is a run-time setting; the
+ * policy switch selects between the series' revisions at run time.
+ */
+#include <cstring>
+#include <string>
+
+#include <asm/sync_core.h>
+#include <kernel_shim/boot.h>
+#include <kernel_shim/machine.h>
+#include <linux/bug.h>
+#include <linux/context_tracking.h>
+#include <linux/irqflags.h>
+
+DEFINE_PER_CPU(struct context_tracking, context_tracking);
+
+unsigned int ct_rcu_watching_width = 32 - CT_RCU_WATCHING_START;
+enum ct_defer_policy ct_defer_policy = CT_DEFER_OFF;
+
+namespace pokelab {
+void (*ctSetCpuWorkRaceHook)(unsigned int cpu);
+} /* namespace pokelab */
+
+static DEFINE_PER_CPU(unsigned long, ct_work_flushed);
+
+/* Port of arch_context_tracking_work(), arch/x86/include/asm/context_tracking_work.h (v7) */
+void arch_context_tracking_work(enum ct_work work)
+{
+	switch (work) {
+	case CT_WORK_SYNC:
+		sync_core();
+		break;
+	case CT_WORK_MAX:
+		WARN_ON_ONCE(true);
+	}
+}
+
+/* Port of ct_work_flush(), kernel/context_tracking.c (v7) */
+static void ct_work_flush(unsigned long seq)
+{
+	seq = (seq & CT_WORK_MASK) >> CT_WORK_START;
+
+	for (int bit = 0; bit < CT_WORK_MAX_OFFSET; bit++) {
+		if (!(seq & (1UL << bit)))
+			continue;
+		arch_context_tracking_work((enum ct_work)(1 << bit));
+		/* userspace: counted for pokelab's reports */
+		this_cpu_inc(ct_work_flushed);
+	}
+}
+
+/* Port of ct_state_inc_clear_work(), kernel/context_tracking.c (v7) */
+static __always_inline unsigned long ct_state_inc_clear_work(int incby)
+{
+	struct context_tracking *ct = ct_this();
+	int new_state, old, state;
+
+	state = atomic_read(&ct->state);
+	do {
+		old = state;
+		new_state = old & ~CT_WORK_MASK;
+		new_state += incby;
+		state = atomic_cmpxchg(&ct->state, old, new_state);
+	} while (old != state);
+
+	return new_state;
+}
+
+/* Port of ct_kernel_exit_state(), kernel/context_tracking.c (v7) */
+static __always_inline void ct_kernel_exit_state(int offset)
+{
+	int seq;
+
+	/*
+	 * One fully ordered RMW: everything this CPU did in the kernel is
+	 * ordered before it leaves RCU's sight, and pending work bits go
+	 * with it (they were flushed at entry).
+	 */
+	seq = ct_state_inc_clear_work(offset);
+	/* Now in an extended quiescent state. */
+	WARN_ON_ONCE(seq & CT_RCU_WATCHING);
+}
+
+/* Port of ct_kernel_enter_state(), kernel/context_tracking.c (v7) */
+static __always_inline void ct_kernel_enter_state(int offset)
+{
+	unsigned long seq;
+
+	/*
+	 * The fully ordered add makes this CPU visible as watching; a remote
+	 * ct_set_cpu_work() that succeeded before it has its work bit in
+	 * @seq (pairs with the cmpxchg in ct_set_cpu_work()).
+	 */
+	seq = ct_state_inc(offset);
+	ct_work_flush(seq);
+	/* userspace: catchup (v8 RFC) serialises on every entry from an EQS */
+	if (ct_defer_policy == CT_DEFER_CATCHUP && ct_this()->active)
+		sync_core();
+	WARN_ON_ONCE(!(seq & CT_RCU_WATCHING));
+}
+
+/* Port of ct_kernel_exit(), kernel/context_tracking.c */
+static void ct_kernel_exit(bool user, int offset)
+{
+	struct context_tracking *ct = ct_this();
+
+	(void)user;
+	WARN_ON_ONCE(ct_nmi_nesting() != CT_NESTING_IRQ_NONIDLE);
+	WRITE_ONCE(ct->nmi_nesting, 0);
+	WARN_ON_ONCE(ct_nesting() == 0);
+	if (ct_nesting() != 1) {
+		/* Still watched: only the nesting changes. */
+		ct->nesting--;
+		return;
+	}
+
+	lockdep_assert_irqs_disabled();
+	WRITE_ONCE(ct->nesting, 0);
+	ct_kernel_exit_state(offset);
+}
+
+/* Port of ct_kernel_enter(), kernel/context_tracking.c */
+static void ct_kernel_enter(bool user, int offset)
+{
+	struct context_tracking *ct = ct_this();
+	long oldval;
+
+	(void)user;
+	WARN_ON_ONCE(!irqs_disabled());
+	oldval = ct_nesting();
+	WARN_ON_ONCE(oldval < 0);
+	if (oldval) {
+		/* Already watched: only the nesting changes. */
+		ct->nesting++;
+		return;
+	}
+	ct_kernel_enter_state(offset);
+	WRITE_ONCE(ct->nesting, 1);
+	WARN_ON_ONCE(ct_nmi_nesting());
+	WRITE_ONCE(ct->nmi_nesting, CT_NESTING_IRQ_NONIDLE);
+}
+
+/* Port of ct_nmi_exit(), kernel/context_tracking.c */
+void ct_nmi_exit(void)
+{
+	struct context_tracking *ct = ct_this();
+
+	WARN_ON_ONCE(ct_nmi_nesting() <= 0);
+	WARN_ON_ONCE(!rcu_is_watching_curr_cpu());
+
+	/* Not the outermost interrupt of an EQS: stay watched. */
+	if (ct_nmi_nesting() != 1) {
+		WRITE_ONCE(ct->nmi_nesting, ct_nmi_nesting() - 2);
+		return;
+	}
+
+	/* The outermost interrupt of an EQS returns: back to it. */
+	WRITE_ONCE(ct->nmi_nesting, 0);
+	ct_kernel_exit_state(CT_RCU_WATCHING);
+}
+
+/* Port of ct_nmi_enter(), kernel/context_tracking.c */
+void ct_nmi_enter(void)
+{
+	long incby = 2;
+	struct context_tracking *ct = ct_this();
+
+	WARN_ON_ONCE(ct_nmi_nesting() < 0);
+
+	/*
+	 * From an EQS: become watched (counter only, the state field stays)
+	 * and count 1, so that an nmi_nesting of 1 means "outermost, from an
+	 * EQS"; otherwise count 2.
+	 */
+	if (!rcu_is_watching_curr_cpu()) {
+		ct_kernel_enter_state(CT_RCU_WATCHING);
+		incby = 1;
+	}
+
+	WRITE_ONCE(ct->nmi_nesting, ct_nmi_nesting() + incby);
+	barrier();
+}
+
+/* Port of ct_idle_enter(), kernel/context_tracking.c */
+void ct_idle_enter(void)
+{
+	WARN_ON_ONCE(!irqs_disabled());
+	ct_kernel_exit(false, CT_RCU_WATCHING + CT_STATE_IDLE);
+}
+
+/* Port of ct_idle_exit(), kernel/context_tracking.c */
+void ct_idle_exit(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	ct_kernel_enter(false, CT_RCU_WATCHING - CT_STATE_IDLE);
+	local_irq_restore(flags);
+}
+
+/* Port of ct_irq_enter(), kernel/context_tracking.c */
+void ct_irq_enter(void)
+{
+	lockdep_assert_irqs_disabled();
+	ct_nmi_enter();
+}
+
+/* Port of ct_irq_exit(), kernel/context_tracking.c */
+void ct_irq_exit(void)
+{
+	lockdep_assert_irqs_disabled();
+	ct_nmi_exit();
+}
+
+static __always_inline bool context_tracking_recursion_enter(void)
+{
+	int recursion;
+
+	recursion = __atomic_add_fetch(&ct_this()->recursion, 1, __ATOMIC_RELAXED);
+	if (recursion == 1)
+		return true;
+
+	WARN_ON_ONCE(recursion < 1);
+	__atomic_sub_fetch(&ct_this()->recursion, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+static __always_inline void context_tracking_recursion_exit(void)
+{
+	__atomic_sub_fetch(&ct_this()->recursion, 1, __ATOMIC_RELAXED);
+}
+
+/* Port of __ct_user_enter(), kernel/context_tracking.c */
+void __ct_user_enter(enum ctx_state state)
+{
+	struct context_tracking *ct = ct_this();
+
+	lockdep_assert_irqs_disabled();
+
+	if (!context_tracking_recursion_enter())
+		return;
+
+	if (__ct_state() != state) {
+		if (ct->active) {
+			/* RCU stops watching: the CPU leaves for user space. */
+			ct_kernel_exit(true, CT_RCU_WATCHING + state);
+		} else {
+			/*
+			 * Not isolated: keep the state for accounting, but RCU
+			 * keeps watching. A plain add is enough: only the
+			 * watching counter needs full ordering.
+			 */
+			atomic_add(state, &ct->state);
+		}
+	}
+	context_tracking_recursion_exit();
+}
+
+/* Port of __ct_user_exit(), kernel/context_tracking.c */
+void __ct_user_exit(enum ctx_state state)
+{
+	struct context_tracking *ct = ct_this();
+
+	if (!context_tracking_recursion_enter())
+		return;
+
+	if (__ct_state() == state) {
+		if (ct->active) {
+			/* Back in the kernel: RCU watches again, deferred work runs. */
+			ct_kernel_enter(true, CT_RCU_WATCHING - state);
+		} else {
+			atomic_sub(state, &ct->state);
+		}
+	}
+	context_tracking_recursion_exit();
+}
+
+void ct_user_enter(enum ctx_state state)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	__ct_user_enter(state);
+	local_irq_restore(flags);
+}
+
+void ct_user_exit(enum ctx_state state)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	__ct_user_exit(state);
+	local_irq_restore(flags);
+}
+
+/*
+ * Port of ct_set_cpu_work(), kernel/context_tracking.c: v7 by default, v5's
+ * form under pokelab.ct_defer=v5.
+ */
+bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
+{
+	struct context_tracking *ct = per_cpu_ptr(&context_tracking, cpu);
+	int old;
+	bool ret = false;
+
+	if (!ct->active)
+		return false;
+
+	/* userspace: preempt_disable() has nothing to pin on a CPU thread */
+	old = atomic_read(&ct->state);
+
+	/*
+	 * The work may only be stored while the target is not in the kernel,
+	 * and CT_RCU_WATCHING tells that for task, IRQ and NMI context alike.
+	 * v7 bets on "not watching": if the target is in the kernel the
+	 * cmpxchg fails and the loop stops on the watching bit it reloaded.
+	 * v5 bet on "watching", so for a target in the kernel with a stable
+	 * word the first cmpxchg succeeded and the work was dropped at its
+	 * next exit:
+	 *
+	 *	CPU0 (v5 ct_set_cpu_work)	CPU1 (in the kernel, past its flush)
+	 *	old = state | WATCHING
+	 *	cmpxchg succeeds, no IPI
+	 *					exit: work bits cleared, never run
+	 */
+	if (ct_defer_policy == CT_DEFER_V5)
+		old |= CT_RCU_WATCHING;
+	else
+		old &= ~CT_RCU_WATCHING;
+
+	/* userspace: lets a test change the target's state inside the window */
+	if (pokelab::ctSetCpuWorkRaceHook)
+		pokelab::ctSetCpuWorkRaceHook(cpu);
+
+	/* Retry while the target still shows "not watching". */
+	do {
+		ret = atomic_try_cmpxchg(&ct->state, &old, old | (work << CT_WORK_START));
+	} while (!ret && !(old & CT_RCU_WATCHING));
+
+	return ret;
+}
+
+const char *ct_defer_policy_name(enum ct_defer_policy p)
+{
+	switch (p) {
+	case CT_DEFER_OFF:
+		return "off";
+	case CT_DEFER_V7:
+		return "v7";
+	case CT_DEFER_V5:
+		return "v5";
+	case CT_DEFER_CATCHUP:
+		return "catchup";
+	}
+	return "?";
+}
+
+namespace pokelab {
+unsigned long ctWorkFlushed(int cpu) noexcept
+{
+	return __atomic_load_n(per_cpu_ptr(&ct_work_flushed, cpu), __ATOMIC_RELAXED);
+}
+} /* namespace pokelab */
+
+namespace {
+
+bool policyGiven;
+enum ct_defer_policy policyParam;
+bool tortureParam;
+
+int setCtDefer(const char *val, std::string &err)
+{
+	static const struct {
+		const char *name;
+		enum ct_defer_policy p;
+	} names[] = {
+		{"off", CT_DEFER_OFF},
+		{"v7", CT_DEFER_V7},
+		{"v5", CT_DEFER_V5},
+		{"catchup", CT_DEFER_CATCHUP},
+	};
+
+	for (const auto &n : names) {
+		if (val && !strcmp(val, n.name)) {
+			policyParam = n.p;
+			policyGiven = true;
+			return 0;
+		}
+	}
+	err = std::string("pokelab.ct_defer=") + (val ? val : "") +
+	      ": expected pokelab.ct_defer=off, v7, v5 or catchup";
+	return -EINVAL;
+}
+
+int setCtTorture(const char *val, std::string &err)
+{
+	if (!val || !strcmp(val, "1")) {
+		tortureParam = true;
+		return 0;
+	}
+	if (!strcmp(val, "0")) {
+		tortureParam = false;
+		return 0;
+	}
+	err = std::string("pokelab.ct_torture=") + val + ": expected pokelab.ct_torture=0 or 1";
+	return -EINVAL;
+}
+
+kshim::BootParamRegistrar ctDeferParam({
+	"pokelab.ct_defer", setCtDefer,
+	[] {
+		policyGiven = false;
+		policyParam = CT_DEFER_OFF;
+	},
+	"pokelab.ct_defer=off|v7|v5|catchup",
+});
+
+kshim::BootParamRegistrar ctTortureParam({
+	"pokelab.ct_torture", setCtTorture, [] { tortureParam = false; },
+	"pokelab.ct_torture[=0|1]: 2-bit RCU watching counter",
+});
+
+/* Port of ct_cpu_track_user() + context_tracking_init(): nohz_full CPUs are active. */
+int contextTrackingInit(std::string &)
+{
+	const struct cpumask *nohz = kshim::nohzFullMask();
+
+	ct_rcu_watching_width = tortureParam ? 2 : 32 - CT_RCU_WATCHING_START;
+	ct_defer_policy = policyGiven ? policyParam
+				      : (cpumask_empty(nohz) ? CT_DEFER_OFF : CT_DEFER_V7);
+
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		struct context_tracking *ct = per_cpu_ptr(&context_tracking, cpu);
+
+		ct->active = cpumask_test_cpu(cpu, nohz);
+		ct->recursion = 0;
+		/* Every CPU starts in the kernel, watched. */
+		atomic_set(&ct->state, CT_RCU_WATCHING);
+		ct->nesting = 1;
+		ct->nmi_nesting = CT_NESTING_IRQ_NONIDLE;
+		*per_cpu_ptr(&ct_work_flushed, cpu) = 0;
+	}
+	if (!cpumask_empty(nohz) || policyGiven)
+		kshim::setMachineAttr("ct_defer", ct_defer_policy_name(ct_defer_policy));
+	return 0;
+}
+
+kshim::BootHookRegistrar ctInitHook({"context_tracking_init", kshim::BootStage::Early,
+				     contextTrackingInit});
+
+} /* namespace */

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ct_set_cpu_work(): the truth table over the target's state, for the v7
+ * revision and for v5's inverted watching bet; deferred work running at
+ * the next kernel entry; the small watching counter wrapping.
+ */
+/* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include <kernel_shim/cpu.h>
+#include <linux/context_tracking.h>
+#include <linux/irqflags.h>
+
+#include "booted.h"
+
+namespace {
+
+enum class Where { Kernel, User, Idle, IrqFromUser };
+
+/*
+ * Parks CPU @cpu in a state until release(): the CPU thread makes the
+ * real transitions (ct_user_enter(), ct_idle_enter(), ct_irq_enter()).
+ */
+class Parked
+{
+public:
+	Parked(int cpu, Where where) : cpu_(cpu)
+	{
+		kshim::cpuRun(cpu, [this, where] {
+			unsigned long flags;
+
+			switch (where) {
+			case Where::Kernel:
+				in_ = true;
+				wait();
+				break;
+			case Where::User:
+				ct_user_enter(CT_STATE_USER);
+				in_ = true;
+				wait();
+				ct_user_exit(CT_STATE_USER);
+				break;
+			case Where::Idle:
+				local_irq_save(flags);
+				ct_idle_enter();
+				in_ = true;
+				wait();
+				ct_idle_exit();
+				local_irq_restore(flags);
+				break;
+			case Where::IrqFromUser:
+				ct_user_enter(CT_STATE_USER);
+				local_irq_save(flags);
+				ct_irq_enter();
+				in_ = true;
+				wait();
+				ct_irq_exit();
+				local_irq_restore(flags);
+				ct_user_exit(CT_STATE_USER);
+				break;
+			}
+		});
+		while (!in_.load())
+			std::this_thread::yield();
+	}
+
+	~Parked() { release(); }
+
+	void release()
+	{
+		if (released_)
+			return;
+		released_ = true;
+		go_ = true;
+		kshim::cpuWait(cpu_);
+	}
+
+private:
+	void wait()
+	{
+		while (!go_.load())
+			;
+	}
+
+	int cpu_;
+	bool released_ = false;
+	std::atomic<bool> in_{false};
+	std::atomic<bool> go_{false};
+};
+
+bool workPending(int cpu)
+{
+	return atomic_read(&per_cpu_ptr(&context_tracking, cpu)->state) & CT_WORK_MASK;
+}
+
+class CtV7 : public pokelab::test::Booted
+{
+protected:
+	std::string extraParams() const override { return "nohz_full=2-3 pokelab.ct_defer=v7"; }
+};
+
+class CtV5 : public pokelab::test::Booted
+{
+protected:
+	std::string extraParams() const override { return "nohz_full=2-3 pokelab.ct_defer=v5"; }
+};
+
+/* Expected ct_set_cpu_work() result per state: {v7, v5}. */
+struct Row {
+	Where where;
+	bool v7;
+	bool v5;
+	const char *name;
+};
+
+const Row truthTable[] = {
+	{Where::Kernel, false, true, "in the kernel"},
+	{Where::User, true, true, "in user mode"},
+	{Where::Idle, true, true, "idle"},
+	{Where::IrqFromUser, false, true, "in an IRQ taken from user mode"},
+};
+
+void runTable(bool v5)
+{
+	const int isolated = 2;
+
+	/* An inactive (housekeeping) CPU never defers. */
+	EXPECT_FALSE(ct_set_cpu_work(1, CT_WORK_SYNC));
+
+	for (const Row &row : truthTable) {
+		Parked p(isolated, row.where);
+		bool got = ct_set_cpu_work(isolated, CT_WORK_SYNC);
+
+		EXPECT_EQ(got, v5 ? row.v5 : row.v7) << "target " << row.name;
+		EXPECT_EQ(workPending(isolated), got) << "target " << row.name;
+		p.release();
+		/* Whatever was stored is gone once the CPU left the kernel and came back. */
+	}
+}
+
+TEST_F(CtV7, TruthTable)
+{
+	runTable(false);
+}
+
+TEST_F(CtV5, TruthTable)
+{
+	runTable(true);
+}
+
+/* The target moves between the read and the cmpxchg. */
+std::atomic<int> raceTarget{-1};
+Parked *raceFrom;
+Where raceTo;
+Parked *raceNew;
+
+void moveTarget(unsigned int cpu)
+{
+	if ((int)cpu != raceTarget.load() || !raceFrom)
+		return;
+	Parked *from = raceFrom;
+	raceFrom = nullptr;
+	from->release();
+	raceNew = new Parked(cpu, raceTo);
+}
+
+void raceCase(Where from, Where to, bool expect)
+{
+	const int isolated = 3;
+
+	raceTarget = isolated;
+	raceFrom = new Parked(isolated, from);
+	raceTo = to;
+	pokelab::ctSetCpuWorkRaceHook = moveTarget;
+	bool got = ct_set_cpu_work(isolated, CT_WORK_SYNC);
+	pokelab::ctSetCpuWorkRaceHook = nullptr;
+
+	EXPECT_EQ(got, expect);
+	EXPECT_EQ(workPending(isolated), expect);
+	delete raceNew;
+	raceNew = nullptr;
+	raceTarget = -1;
+}
+
+TEST_F(CtV7, StateChangesBetweenReadAndCmpxchg)
+{
+	/* user -> kernel in the window: the cmpxchg fails and sees WATCHING: IPI. */
+	raceCase(Where::User, Where::Kernel, false);
+	/* kernel -> user in the window: the retry stores the work. */
+	raceCase(Where::Kernel, Where::User, true);
+}
+
+TEST_F(CtV5, StateChangesBetweenReadAndCmpxchg)
+{
+	raceCase(Where::User, Where::Kernel, false);
+	raceCase(Where::Kernel, Where::User, true);
+}
+
+TEST_F(CtV7, DeferredWorkRunsAtTheNextEntryAndIsClearedOnExit)
+{
+	const int isolated = 2;
+	unsigned long before = pokelab::ctWorkFlushed(isolated);
+	{
+		Parked p(isolated, Where::User);
+
+		ASSERT_TRUE(ct_set_cpu_work(isolated, CT_WORK_SYNC));
+		EXPECT_TRUE(workPending(isolated));
+	} /* back into the kernel: the flush runs */
+	EXPECT_EQ(pokelab::ctWorkFlushed(isolated), before + 1);
+
+	/* Leaving again clears the bit; the next entry has nothing to run. */
+	{
+		Parked p(isolated, Where::User);
+		EXPECT_FALSE(workPending(isolated));
+	}
+	EXPECT_EQ(pokelab::ctWorkFlushed(isolated), before + 1);
+}
+
+TEST_F(CtV5, BugReplayV5DropsWorkForACpuInTheKernel)
+{
+	const int isolated = 2;
+	unsigned long before = pokelab::ctWorkFlushed(isolated);
+	{
+		Parked p(isolated, Where::Kernel);
+
+		/* v5 reports success, so the caller skips the IPI ... */
+		EXPECT_TRUE(ct_set_cpu_work(isolated, CT_WORK_SYNC));
+	}
+	/* ... but the CPU was past its flush: the next exit clears the work unrun. */
+	{
+		Parked p(isolated, Where::User);
+		EXPECT_FALSE(workPending(isolated));
+	}
+	EXPECT_EQ(pokelab::ctWorkFlushed(isolated), before);
+}
+
+class CtTorture : public pokelab::test::Booted
+{
+protected:
+	std::string extraParams() const override
+	{
+		return "nohz_full=2-3 pokelab.ct_defer=v7 pokelab.ct_torture=1";
+	}
+};
+
+TEST_F(CtTorture, SmallWatchingCounterWrapsWithoutBreakingDeferral)
+{
+	const int isolated = 2;
+	unsigned long before = pokelab::ctWorkFlushed(isolated);
+	int seen[4] = {};
+
+	ASSERT_EQ(ct_rcu_watching_width, 2u);
+	/* 2-bit counter: every 4 transitions it wraps; defer through many wraps. */
+	for (int i = 0; i < 20; i++) {
+		Parked p(isolated, Where::User);
+
+		seen[(ct_rcu_watching_cpu(isolated) >> CT_RCU_WATCHING_START) & 3]++;
+		EXPECT_FALSE(ct_rcu_watching_cpu(isolated) & CT_RCU_WATCHING);
+		ASSERT_TRUE(ct_set_cpu_work(isolated, CT_WORK_SYNC)) << "iteration " << i;
+	}
+	EXPECT_EQ(pokelab::ctWorkFlushed(isolated), before + 20);
+	/* The counter really wrapped: both EQS values of the 2-bit counter were seen. */
+	EXPECT_GT(seen[0] + seen[2], 0);
+	EXPECT_GT(seen[0], 0);
+	EXPECT_GT(seen[2], 0);
+}
+
+} /* namespace */
