@@ -21,6 +21,7 @@
 #include <linux/bug.h>
 #include <linux/cpumask.h>
 #include <linux/irqflags.h>
+#include <linux/rcupdate.h>
 #include <linux/smp.h>
 
 #define KSHIM_PRIVATE
@@ -50,6 +51,7 @@ std::map<std::string, std::string> &machineAttrs()
 }
 
 bool isBooted;
+bool systemRunningFlag;
 BootInfo info;
 
 /* Values of the machine's own parameters, as parsed. */
@@ -81,21 +83,9 @@ int setNohzFull(const char *val, std::string &err)
 {
 	int ret;
 
-	if (!val || !*val) {
-		err = "nohz_full=: empty CPU list; expected nohz_full=LIST, e.g. nohz_full=1-3,5";
-		return -EINVAL;
-	}
-	ret = cpulist_parse(val, &paramNohzFull);
-	if (ret == -ERANGE) {
-		err = fmt::format("nohz_full={}: CPU beyond the {} CPUs pokelab can simulate", val,
-				  NR_CPUS);
+	ret = parseCpulistParam("nohz_full", val ? val : "", val, &paramNohzFull, err);
+	if (ret)
 		return ret;
-	}
-	if (ret || cpumask_empty(&paramNohzFull)) {
-		err = fmt::format("nohz_full={}: not a CPU list; expected e.g. nohz_full=1-3,5 "
-				  "(ranges low-high, comma separated)", val);
-		return -EINVAL;
-	}
 	haveNohzFull = true;
 	nohzFullText = val;
 	return 0;
@@ -181,11 +171,15 @@ void cpuThreadMain(int cpu)
 	c.thread = pthread_self();
 	/* Pinning failures were reported at boot for CPU 0; do not repeat per CPU. */
 	topology().pinSelf(c.pu);
+	rcuCpuStarting();
 	cpumask_set_cpu(cpu, &__cpu_online_mask);
 
 	std::unique_lock<std::mutex> lk(c.taskLock);
 	for (;;) {
+		/* Idle: an extended quiescent state for RCU while waiting for work. */
+		kshim::rcuEqsEnter();
 		c.taskCv.wait(lk, [&] { return c.stop || !c.tasks.empty(); });
+		kshim::rcuEqsExit();
 		if (c.tasks.empty() && c.stop)
 			break;
 		std::function<void()> task = std::move(c.tasks.front());
@@ -209,6 +203,7 @@ void cpuThreadMain(int cpu)
 	sigemptyset(&set);
 	sigaddset(&set, ipiSignal());
 	pthread_sigmask(SIG_BLOCK, &set, nullptr);
+	rcuCpuDying();
 	tlsCpu = -1;
 }
 
@@ -232,6 +227,11 @@ void setMachineAttr(const std::string &key, const std::string &value)
 bool booted() noexcept
 {
 	return isBooted;
+}
+
+bool systemRunning() noexcept
+{
+	return __atomic_load_n(&systemRunningFlag, __ATOMIC_ACQUIRE);
 }
 
 const BootInfo &bootInfo() noexcept
@@ -355,6 +355,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 			   "unpinned\n", cpuState(0).pu, strerror(errno));
 	cpuState(0).thread = pthread_self();
 	tlsCpu = 0;
+	rcuCpuStarting();
 	cpumask_set_cpu(0, &__cpu_online_mask);
 	isBooted = true;
 
@@ -392,6 +393,8 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 			*errOut = err;
 		return ret;
 	}
+	/* Boot is over: __ro_after_init data is read-only from here on. */
+	__atomic_store_n(&systemRunningFlag, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -404,6 +407,8 @@ void shutdown()
 	BUG_ON(tlsCpu != 0);
 
 	runHooks(BootStage::Shutdown, err);
+	/* CPU 0 stops being an RCU reader first: CPUs going down may wait for grace periods. */
+	rcuCpuDying();
 
 	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++) {
 		CpuState &c = cpuState(cpu);
@@ -427,6 +432,7 @@ void shutdown()
 	topology().unload();
 	machineAttrs().clear();
 	isBooted = false;
+	__atomic_store_n(&systemRunningFlag, false, __ATOMIC_RELEASE);
 }
 
 } /* namespace kshim */

@@ -8,6 +8,7 @@
 
 #include <linux/bug.h>
 #include <linux/cpumask.h>
+#include <linux/rcupdate.h>
 #include <linux/smp.h>
 
 #define KSHIM_PRIVATE
@@ -72,8 +73,17 @@ void cpuWait(int cpu)
 	BUG_ON(tlsCpu == cpu);
 
 	CpuState &c = cpuStates[cpu];
-	std::unique_lock<std::mutex> lk(c.taskLock);
-	c.idleCv.wait(lk, [&] { return c.tasks.empty() && !c.running; });
+	/* A CPU blocked here passes no quiescent states: let grace periods go on. */
+	bool eqs = tlsCpu >= 0 && rcu_is_watching();
+
+	if (eqs)
+		rcuEqsEnter();
+	{
+		std::unique_lock<std::mutex> lk(c.taskLock);
+		c.idleCv.wait(lk, [&] { return c.tasks.empty() && !c.running; });
+	}
+	if (eqs)
+		rcuEqsExit();
 }
 
 int cpuPu(int cpu) noexcept
@@ -90,6 +100,8 @@ CpuStats cpuStats(int cpu) noexcept
 		c.ipiSent.load(std::memory_order_relaxed),
 		c.csdRun.load(std::memory_order_relaxed),
 		c.csdQueued.load(std::memory_order_relaxed),
+		c.ipiSendCpu.load(std::memory_order_relaxed),
+		c.ipiSendCpumask.load(std::memory_order_relaxed),
 	};
 }
 
@@ -100,6 +112,8 @@ void resetCpuStats() noexcept
 		c.ipiSent.store(0, std::memory_order_relaxed);
 		c.csdRun.store(0, std::memory_order_relaxed);
 		c.csdQueued.store(0, std::memory_order_relaxed);
+		c.ipiSendCpu.store(0, std::memory_order_relaxed);
+		c.ipiSendCpumask.store(0, std::memory_order_relaxed);
 	}
 }
 

@@ -142,6 +142,90 @@ unsigned int cpumask_first_and(const struct cpumask *a, const struct cpumask *b)
 	return cpumask_next_and(-1, a, b);
 }
 
+unsigned int cpumask_last(const struct cpumask *srcp)
+{
+	for (int cpu = (int)nr_cpu_ids - 1; cpu >= 0; cpu--)
+		if (cpumask_test_cpu(cpu, srcp))
+			return cpu;
+	return nr_cpu_ids;
+}
+
+unsigned int cpumask_next_zero(int n, const struct cpumask *srcp)
+{
+	for (unsigned int cpu = n + 1; cpu < nr_cpu_ids; cpu++)
+		if (!cpumask_test_cpu(cpu, srcp))
+			return cpu;
+	return nr_cpu_ids;
+}
+
+unsigned int cpumask_first_zero(const struct cpumask *srcp)
+{
+	return cpumask_next_zero(-1, srcp);
+}
+
+unsigned int cpumask_next_wrap(int n, const struct cpumask *srcp)
+{
+	unsigned int cpu = cpumask_next(n, srcp);
+
+	if (cpu < nr_cpu_ids)
+		return cpu;
+	return cpumask_first(srcp);
+}
+
+unsigned int cpumask_nth(unsigned int n, const struct cpumask *srcp)
+{
+	unsigned int cpu;
+
+	for_each_cpu(cpu, srcp)
+		if (n-- == 0)
+			return cpu;
+	return nr_cpu_ids;
+}
+
+unsigned int cpumask_any_but(const struct cpumask *mask, unsigned int cpu)
+{
+	unsigned int i = cpumask_first(mask);
+
+	if (i != cpu)
+		return i;
+	return cpumask_next(cpu, mask);
+}
+
+unsigned int cpumask_weight_and(const struct cpumask *a, const struct cpumask *b)
+{
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(a->bits); i++)
+		n += __builtin_popcountl(a->bits[i] & b->bits[i]);
+	return n;
+}
+
+void cpumask_xor(struct cpumask *dstp, const struct cpumask *a, const struct cpumask *b)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(dstp->bits); i++)
+		dstp->bits[i] = a->bits[i] ^ b->bits[i];
+}
+
+bool cpumask_full(const struct cpumask *srcp)
+{
+	return cpumask_first_zero(srcp) >= nr_cpu_ids;
+}
+
+namespace {
+/* Port of cpu_bit_bitmap's purpose: one constant single-CPU mask per CPU. */
+struct cpumask singleCpuMasks[NR_CPUS];
+[[maybe_unused]] const bool singleCpuMasksInit = [] {
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+		__cpumask_set_cpu(cpu, &singleCpuMasks[cpu]);
+	return true;
+}();
+} /* namespace */
+
+const struct cpumask *cpumask_of(unsigned int cpu)
+{
+	return &singleCpuMasks[cpu];
+}
+
 namespace {
 
 /* One number of a region, or "N" (the last bit). Returns the end, or NULL. */

@@ -15,9 +15,11 @@
 #include <functional>
 #include <mutex>
 #include <pthread.h>
+#include <string>
 #include <thread>
 
 #include <kernel_shim/cpu.h>
+#include <linux/cpumask.h>
 #include <linux/threads.h>
 
 namespace kshim {
@@ -32,6 +34,8 @@ struct alignas(SMP_CACHE_BYTES) CpuState {
 	std::atomic<unsigned long> ipiSent{0};
 	std::atomic<unsigned long> csdRun{0};
 	std::atomic<unsigned long> csdQueued{0};
+	std::atomic<unsigned long> ipiSendCpu{0};	/* single IPIs sent (ipi_send_cpu) */
+	std::atomic<unsigned long> ipiSendCpumask{0};	/* mask IPIs sent (ipi_send_cpumask) */
 
 	/* Fault injection (tests): IPI signals to drop instead of sending. */
 	std::atomic<unsigned int> dropIpis{0};
@@ -52,9 +56,6 @@ struct alignas(SMP_CACHE_BYTES) CpuState {
 
 CpuState &cpuState(int cpu) noexcept;
 
-/* The real-time signal that carries IPIs. */
-int ipiSignal() noexcept;
-
 /*
  * Deliver an IPI to @cpu: send the signal (unless a test asked to drop it).
  * Async-signal-safe.
@@ -67,9 +68,30 @@ void handleIpi(CpuState &c) noexcept;
 /* Install/remove the IPI signal handler (boot/shutdown). */
 int installIpiHandler(std::string &err);
 
+/*
+ * Parse the CPU list @list of boot parameter @name (whose whole value is
+ * @val) into @mask. On a bad list returns -EINVAL or -ERANGE with one line in
+ * @err naming the value: empty list, reversed range, CPU beyond NR_CPUS, or
+ * malformed. Task context.
+ */
+int parseCpulistParam(const char *name, const char *val, const char *list, struct cpumask *mask,
+		      std::string &err);
+
+/* RCU (rcu.cpp): register/unregister the calling CPU thread as a QSBR reader. */
+void rcuCpuStarting() noexcept;
+void rcuCpuDying() noexcept;
+
 /* Allocate the cross-call state for nr_cpu_ids CPUs (boot). */
 void smpInit();
 /* Run what is left in this CPU's call_single_queue as it goes offline. */
 void flushSmpCallFunctionQueueDying() noexcept;
 
 } /* namespace kshim */
+
+#include <linux/smp.h>
+#include <linux/types.h>
+
+/* The CSD-lock watchdog (csd_lock.cpp), called from csd_lock_wait() in smp.cpp. */
+u64 csd_lock_wait_now_ns(void);
+bool csd_lock_wait_toolong(call_single_data_t *csd, u64 ts0, u64 *ts1, int *bug_id,
+			   unsigned long *nmessages);

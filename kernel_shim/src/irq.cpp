@@ -20,6 +20,7 @@
 #include <string>
 
 #include <linux/bug.h>
+#include <linux/entry-common.h>
 #include <linux/irqflags.h>
 #include <linux/smp.h>
 
@@ -49,6 +50,7 @@ void ipiSignalHandler(int, siginfo_t *, void *) noexcept
 
 } /* namespace */
 
+/* SIGRTMIN is a libc call (glibc reserves some); async-signal-safe. */
 int ipiSignal() noexcept
 {
 	return SIGRTMIN + 1;
@@ -56,13 +58,19 @@ int ipiSignal() noexcept
 
 void handleIpi(CpuState &c) noexcept
 {
+	irqentry_state_t state;
+
 	/* Interrupt handlers run with interrupts off, as on x86. */
 	c.irqDisabled.store(1, std::memory_order_relaxed);
+	std::atomic_signal_fence(std::memory_order_seq_cst);
+	state = irqentry_enter(NULL);
 	c.hardirq.fetch_add(1, std::memory_order_relaxed);
 	std::atomic_signal_fence(std::memory_order_seq_cst);
 	generic_smp_call_function_single_interrupt();
 	std::atomic_signal_fence(std::memory_order_seq_cst);
 	c.hardirq.fetch_sub(1, std::memory_order_relaxed);
+	irqentry_exit(NULL, state);
+	std::atomic_signal_fence(std::memory_order_seq_cst);
 	c.irqDisabled.store(0, std::memory_order_relaxed);
 }
 

@@ -25,7 +25,9 @@
 #include <linux/bug.h>
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/smp.h>
+#include <kernel_shim/trace.h>
 
 #define KSHIM_PRIVATE
 #include "internal.h"
@@ -63,10 +65,25 @@ static inline bool llist_add(struct cds_lfs_node *node, struct __cds_lfs_stack *
 	return !cds_lfs_push(lfs(head), node);
 }
 
-/* Port of csd_lock_wait(), kernel/smp.c */
+/*
+ * Port of __csd_lock_wait(), kernel/smp.c, v6.16 (CONFIG_CSD_LOCK_WAIT_DEBUG
+ * always on): spin on the lock, with the watchdog in csd_lock.cpp.
+ */
 static __always_inline void csd_lock_wait(call_single_data_t *csd)
 {
-	smp_cond_load_acquire(&csd->u_flags, !(VAL & CSD_FLAG_LOCK));
+	unsigned long nmessages = 0;
+	unsigned int spin = 0;
+	int bug_id = 0;
+	u64 ts0, ts1;
+
+	ts1 = ts0 = csd_lock_wait_now_ns();
+	for (;;) {
+		if (csd_lock_wait_toolong(csd, ts0, &ts1, &bug_id, &nmessages))
+			break;
+		/* userspace: cpu_relax() that also yields the PU now and then */
+		kshim::spinRelax(&spin);
+	}
+	smp_acquire__after_ctrl_dep();
 }
 
 /* Port of csd_lock(), kernel/smp.c */
@@ -92,23 +109,34 @@ static __always_inline void csd_unlock(call_single_data_t *csd)
 	smp_store_release(&csd->u_flags, 0U);
 }
 
-static __always_inline void csd_do_func(smp_call_func_t func, void *info, call_single_data_t *)
+/* Port of csd_do_func(), kernel/smp.c, v6.16 */
+static __always_inline void csd_do_func(smp_call_func_t func, void *info, call_single_data_t *csd)
 {
+	trace_csd_function_entry(func, csd);
 	func(info);
+	trace_csd_function_exit(func, csd);
 }
 
-/* Port of send_call_function_single_ipi(), kernel/smp.c */
-void send_call_function_single_ipi(int cpu)
+/*
+ * Port of send_call_function_single_ipi(), kernel/smp.c, v6.16. Always
+ * inline, so _RET_IP_ is smp_call_function_many_cond()'s return address.
+ */
+static __always_inline void send_call_function_single_ipi(int cpu)
 {
+	/* userspace: no idle polling, so call_function_single_prep_ipi() is always true */
+	trace_ipi_send_cpu(cpu, _RET_IP_, (void *)generic_smp_call_function_single_interrupt);
+	kshim::cpuState(smp_processor_id()).ipiSendCpu.fetch_add(1, std::memory_order_relaxed);
 	/* userspace: the IPI is a signal to the CPU's thread */
 	kshim::sendIpiSignal(cpu);
 }
 
-/* Port of send_call_function_ipi_mask(), arch/x86/kernel/smp.c */
-void send_call_function_ipi_mask(struct cpumask *mask)
+/* Port of send_call_function_ipi_mask(), kernel/smp.c + arch/x86/kernel/smp.c, v6.16 */
+static __always_inline void send_call_function_ipi_mask(struct cpumask *mask)
 {
 	unsigned int cpu;
 
+	trace_ipi_send_cpumask(mask, _RET_IP_, (void *)generic_smp_call_function_single_interrupt);
+	kshim::cpuState(smp_processor_id()).ipiSendCpumask.fetch_add(1, std::memory_order_relaxed);
 	/* userspace: no broadcast signal exists; one signal per CPU of the mask */
 	for_each_cpu(cpu, mask)
 		kshim::sendIpiSignal(cpu);
@@ -180,9 +208,14 @@ void generic_smp_call_function_single_interrupt(void)
 	__flush_smp_call_function_queue(true);
 }
 
-/* Port of smp_call_function_many_cond(), kernel/smp.c, v6.16 */
-void smp_call_function_many_cond(const struct cpumask *mask, smp_call_func_t func, void *info,
-				 unsigned int scf_flags, smp_cond_func_t cond_func)
+/*
+ * Port of smp_call_function_many_cond(), kernel/smp.c, v6.16.
+ * userspace: __noinline, so that _RET_IP_ in its tracepoints names its caller
+ * (on_each_cpu_cond_mask+0x..) as in the kernel, where it is not inlined.
+ */
+__noinline void smp_call_function_many_cond(const struct cpumask *mask, smp_call_func_t func,
+					    void *info, unsigned int scf_flags,
+					    smp_cond_func_t cond_func)
 {
 	int cpu, last_cpu = -1, this_cpu = smp_processor_id();
 	struct call_function_data *cfd;
@@ -229,6 +262,7 @@ void smp_call_function_many_cond(const struct cpumask *mask, smp_call_func_t fun
 			csd->info = info;
 			csd->dst = cpu;
 			kshim::cpuState(this_cpu).csdQueued.fetch_add(1, std::memory_order_relaxed);
+			trace_csd_queue_cpu(cpu, _RET_IP_, func, csd);
 			if (llist_add(&csd->node, per_cpu_ptr(&call_single_queue, cpu))) {
 				__cpumask_set_cpu(cpu, cfd->cpumask_ipi);
 				nr_cpus++;
@@ -284,8 +318,14 @@ void on_each_cpu_cond_mask(smp_cond_func_t cond_func, smp_call_func_t func, void
 	if (wait)
 		scf_flags |= SCF_WAIT;
 
-	/* userspace: a simulated CPU thread is never migrated; preempt_disable() has nothing to pin */
+	/*
+	 * userspace: a CPU thread never migrates, so this pins nothing; it keeps
+	 * the count, and the call out of tail position, so that _RET_IP_ in the
+	 * tracepoints is on_each_cpu_cond_mask+0x.. as in the kernel.
+	 */
+	preempt_disable();
 	smp_call_function_many_cond(mask, func, info, scf_flags, cond_func);
+	preempt_enable();
 }
 
 namespace kshim {

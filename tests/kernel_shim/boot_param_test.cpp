@@ -9,6 +9,7 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/sched/isolation.h>
 
 #include "booted.h"
 
@@ -44,6 +45,28 @@ TEST(BootParamTest, RejectsBadValuesWithAMessageNamingThem)
 		{"nr_cpus=4 nohz_full=0", "boot CPU"},
 		{"nohz_full=1,,2", "nohz_full=1,,2"},
 		{"bogus", "unknown boot parameter 'bogus'"},
+		{"nohz_full=9-3", "reversed range 9-3"},
+		{"isolcpus=", "isolcpus=: empty CPU list"},
+		{"isolcpus", "isolcpus=: empty CPU list"},
+		{"isolcpus=nohz,", "isolcpus=nohz,: empty CPU list"},
+		{"isolcpus=9-3", "isolcpus=9-3: reversed range 9-3"},
+		{"isolcpus=domain,1,7-5", "reversed range 7-5"},
+		{"isolcpus=bogus,1-2", "isolcpus=bogus,1-2: unknown flag 'bogus'"},
+		{"isolcpus=nohz,tick,1", "unknown flag 'tick'"},
+		{"isolcpus=1-x", "isolcpus=1-x: not a CPU list"},
+		{"isolcpus=600", "isolcpus=600: CPU beyond"},
+		{"nr_cpus=4 isolcpus=1-7", "isolcpus=1-7: CPU 7 is beyond nr_cpus=4"},
+		{"nr_cpus=4 isolcpus=0-3", "isolcpus=0-3: isolates all 4 CPUs"},
+		{"nr_cpus=4 isolcpus=managed_irq,0-3", "housekeeping CPU must remain"},
+		{"nr_cpus=4 nohz_full=1-2 isolcpus=nohz,3,0", "housekeeping CPU must remain"},
+		{"csd_lock_timeout=0", "csd_lock_timeout=0"},
+		{"csd_lock_timeout=-5", "csd_lock_timeout=-5"},
+		{"csd_lock_timeout=5s", "csd_lock_timeout=5s"},
+		{"csd_lock_timeout=", "csd_lock_timeout: missing value"},
+		{"csd_lock_timeout", "csd_lock_timeout: missing value"},
+		{"panic_on_ipistall=0", "panic_on_ipistall=0"},
+		{"panic_on_ipistall=x", "panic_on_ipistall=x"},
+		{"panic_on_warn=2", "panic_on_warn=2"},
 	};
 
 	for (const auto &c : cases) {
@@ -63,6 +86,32 @@ TEST(BootParamTest, NrCpusAndNohzFullTakeEffect)
 	EXPECT_EQ(nr_cpu_ids, 5u);
 	EXPECT_EQ(num_online_cpus(), 5u);
 	EXPECT_EQ(kshim::cpumaskPrintList(&kshim::bootInfo().nohzFull), "2-3");
+	kshim::shutdown();
+}
+
+TEST(BootParamTest, IsolcpusAndNohzFullMakeTheHousekeepingMasks)
+{
+	std::string err;
+
+	ASSERT_EQ(kshim::boot("nr_cpus=6 nohz_full=4 isolcpus=nohz,managed_irq,2-3", &err, true), 0)
+		<< err;
+	EXPECT_EQ(kshim::cpumaskPrintList(housekeeping_cpumask(HK_TYPE_KERNEL_NOISE)), "0-1,5");
+	EXPECT_EQ(kshim::cpumaskPrintList(housekeeping_cpumask(HK_TYPE_TICK)), "0-1,5");
+	EXPECT_EQ(kshim::cpumaskPrintList(housekeeping_cpumask(HK_TYPE_MANAGED_IRQ)), "0-1,4-5");
+	/* Flags given, domain not among them: domains untouched. */
+	EXPECT_EQ(kshim::cpumaskPrintList(housekeeping_cpumask(HK_TYPE_DOMAIN)), "0-5");
+	EXPECT_FALSE(housekeeping_enabled(HK_TYPE_DOMAIN));
+	EXPECT_TRUE(housekeeping_enabled(HK_TYPE_KERNEL_NOISE));
+	EXPECT_TRUE(cpu_is_isolated(4));
+	EXPECT_FALSE(cpu_is_isolated(5));
+	EXPECT_EQ(housekeeping_any_cpu(HK_TYPE_KERNEL_NOISE), 0);
+	kshim::shutdown();
+
+	/* No flag: domain isolation only; a later boot forgets the earlier masks. */
+	ASSERT_EQ(kshim::boot("nr_cpus=4 isolcpus=3", &err, true), 0) << err;
+	EXPECT_EQ(kshim::cpumaskPrintList(housekeeping_cpumask(HK_TYPE_DOMAIN)), "0-2");
+	EXPECT_EQ(kshim::cpumaskPrintList(housekeeping_cpumask(HK_TYPE_KERNEL_NOISE)), "0-3");
+	EXPECT_FALSE(housekeeping_enabled(HK_TYPE_KERNEL_NOISE));
 	kshim::shutdown();
 }
 

@@ -36,6 +36,13 @@ void shutdown();
 
 bool booted() noexcept;
 
+/*
+ * The kernel's system_state >= SYSTEM_RUNNING: true once boot() has run its
+ * late hooks, false again at shutdown(). __ro_after_init data may be written
+ * only while it is false. Any thread; async-signal-safe.
+ */
+bool systemRunning() noexcept;
+
 /* The parameters the machine was booted with. */
 struct BootInfo {
 	unsigned int nrCpus = 0;	/* simulated CPUs (nr_cpu_ids) */

@@ -32,6 +32,8 @@ struct CpuStats {
 	unsigned long ipiSent;		/* IPI signals this CPU sent */
 	unsigned long csdRun;		/* cross-call functions run from the queue */
 	unsigned long csdQueued;	/* CSDs this CPU queued to others */
+	unsigned long ipiSendCpu;	/* single-CPU IPI sends (one ipi_send_cpu event each) */
+	unsigned long ipiSendCpumask;	/* mask IPI sends (one ipi_send_cpumask event each) */
 };
 CpuStats cpuStats(int cpu) noexcept;
 void resetCpuStats() noexcept;
@@ -44,5 +46,20 @@ const void *currentTask() noexcept;
  * CSD stays queued). Used to prove the CSD-lock watchdog reports a lost IPI.
  */
 void dropNextIpis(int cpu, unsigned int n) noexcept;
+
+/*
+ * The real-time signal that carries IPIs (SIGRTMIN + 1). Handlers that model
+ * "interrupts off" (the INT3 trap) add it to their sa_mask.
+ * Async-signal-safe; any thread.
+ */
+int ipiSignal() noexcept;
+
+/*
+ * The CSD-lock watchdog (kernel/smp.c CONFIG_CSD_LOCK_WAIT_DEBUG): the
+ * csd_lock_timeout boot parameter in ms, and how many stuck CSD locks were
+ * reported since the process started. Any thread; async-signal-safe.
+ */
+unsigned long csdLockTimeoutMs() noexcept;
+int csdLockStallCount() noexcept;
 
 } /* namespace kshim */

@@ -26,6 +26,16 @@
 #define __aligned(x) __attribute__((__aligned__(x)))
 #define __packed __attribute__((__packed__))
 
+/*
+ * noinstr: code that must not be instrumented or patched while it runs (the
+ * entry path up to the deferred-work flush). It goes to its own section,
+ * bounded by __noinstr_text_start/__noinstr_text_end (asm/sections.h).
+ * userspace: the section is "noinstr_text" (a C identifier, so GNU ld
+ * provides __start_/__stop_ symbols without a linker script); the kernel's
+ * is .noinstr.text.
+ */
+#define noinstr __attribute__((__noinline__, __section__("noinstr_text"), __used__))
+
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 

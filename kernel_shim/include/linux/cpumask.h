@@ -97,6 +97,85 @@ unsigned int cpumask_next_and(int n, const struct cpumask *a, const struct cpuma
 	for ((cpu) = cpumask_first(mask); (unsigned int)(cpu) < nr_cpu_ids;	\
 	     (cpu) = cpumask_next((cpu), (mask)))
 
+/* The helpers below complete the set of include/linux/cpumask.h, v6.16. */
+
+/* Last set bit, or >= nr_cpu_ids if none. */
+unsigned int cpumask_last(const struct cpumask *srcp);
+/* Next clear bit after @n (n = -1 starts at 0), or >= nr_cpu_ids. */
+unsigned int cpumask_next_zero(int n, const struct cpumask *srcp);
+unsigned int cpumask_first_zero(const struct cpumask *srcp);
+/* Next set bit after @n, wrapping around to the start once; >= nr_cpu_ids if none. */
+unsigned int cpumask_next_wrap(int n, const struct cpumask *srcp);
+/* The @n-th (0-based) set bit, or >= nr_cpu_ids. */
+unsigned int cpumask_nth(unsigned int n, const struct cpumask *srcp);
+/* Any set CPU but @cpu, or >= nr_cpu_ids. */
+unsigned int cpumask_any_but(const struct cpumask *mask, unsigned int cpu);
+unsigned int cpumask_weight_and(const struct cpumask *a, const struct cpumask *b);
+void cpumask_xor(struct cpumask *dstp, const struct cpumask *a, const struct cpumask *b);
+/* All of the first nr_cpu_ids bits set. */
+bool cpumask_full(const struct cpumask *srcp);
+/* The mask with only @cpu set (a constant table, as the kernel's). */
+const struct cpumask *cpumask_of(unsigned int cpu);
+
+#define cpumask_any(srcp) cpumask_first(srcp)
+#define cpumask_any_and(a, b) cpumask_first_and((a), (b))
+
+/* Atomic test-and-set/clear, as test_and_set_bit(): fully ordered. */
+static inline bool cpumask_test_and_set_cpu(unsigned int cpu, struct cpumask *dstp)
+{
+	unsigned long bit = 1UL << (cpu % BITS_PER_LONG);
+
+	return __atomic_fetch_or(&dstp->bits[cpu / BITS_PER_LONG], bit, __ATOMIC_SEQ_CST) & bit;
+}
+
+static inline bool cpumask_test_and_clear_cpu(unsigned int cpu, struct cpumask *dstp)
+{
+	unsigned long bit = 1UL << (cpu % BITS_PER_LONG);
+
+	return __atomic_fetch_and(&dstp->bits[cpu / BITS_PER_LONG], ~bit, __ATOMIC_SEQ_CST) & bit;
+}
+
+static inline unsigned int cpumask_size(void)
+{
+	return sizeof(struct cpumask);
+}
+
+/* cpumask_var_t is an array here (CONFIG_CPUMASK_OFFSTACK=n): nothing to allocate. */
+static inline bool alloc_cpumask_var(cpumask_var_t, int)
+{
+	return true;
+}
+
+static inline bool zalloc_cpumask_var(cpumask_var_t mask, int)
+{
+	cpumask_clear(mask);
+	return true;
+}
+
+static inline void free_cpumask_var(cpumask_var_t)
+{
+}
+
+#define for_each_cpu_and(cpu, mask1, mask2)					\
+	for ((cpu) = cpumask_first_and((mask1), (mask2)); (unsigned int)(cpu) < nr_cpu_ids; \
+	     (cpu) = cpumask_next_and((cpu), (mask1), (mask2)))
+
+#define for_each_cpu_andnot(cpu, mask1, mask2)					\
+	for ((cpu) = cpumask_first(mask1); (unsigned int)(cpu) < nr_cpu_ids;	\
+	     (cpu) = cpumask_next((cpu), (mask1)))				\
+		if (cpumask_test_cpu((cpu), (mask2))) {} else
+
+#define for_each_cpu_not(cpu, mask)						\
+	for ((cpu) = cpumask_first_zero(mask); (unsigned int)(cpu) < nr_cpu_ids;	\
+	     (cpu) = cpumask_next_zero((cpu), (mask)))
+
+/* Every CPU of @mask once, starting at @start and wrapping around. */
+#define for_each_cpu_wrap(cpu, mask, start)					\
+	for (unsigned int __wrap_n = 0, __wrap_w = cpumask_weight(mask),		\
+	     __wrap_c = (cpu) = cpumask_next_wrap((int)(start) - 1, (mask));		\
+	     __wrap_n < __wrap_w && ((void)__wrap_c, 1);				\
+	     __wrap_n++, (cpu) = cpumask_next_wrap((cpu), (mask)))
+
 #define for_each_possible_cpu(cpu) for_each_cpu((cpu), cpu_possible_mask)
 #define for_each_online_cpu(cpu) for_each_cpu((cpu), cpu_online_mask)
 
@@ -113,6 +192,11 @@ static inline bool cpu_possible(unsigned int cpu)
 static inline unsigned int num_online_cpus(void)
 {
 	return cpumask_weight(cpu_online_mask);
+}
+
+static inline unsigned int num_possible_cpus(void)
+{
+	return cpumask_weight(cpu_possible_mask);
 }
 
 /*

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bench sync_core: the cost of each way to serialise the instruction
+ * stream, in ns per call: SERIALIZE (when the CPU has it), IRET-to-self
+ * and CPUID leaf 0. Runs on the calling thread; boots nothing.
+ */
+#include <fmt/format.h>
+
+#include <asm/sync_core.h>
+
+#include "bench.h"
+
+namespace pokelab::bench {
+
+namespace {
+
+template<typename Fn>
+double nsPerCall(unsigned int rounds, Fn fn)
+{
+	unsigned long long t0 = nowNs();
+
+	for (unsigned int i = 0; i < rounds; i++)
+		fn();
+	return (double)(nowNs() - t0) / rounds;
+}
+
+int benchSyncCore(const BenchOptions &o)
+{
+	struct Variant {
+		const char *name;
+		bool present;
+		void (*fn)();
+		std::vector<double> ns;
+	} v[] = {
+		{"serialize", kshim::cpuHasSerialize, [] { serialize(); }, {}},
+		{"iret_to_self", true, [] { iret_to_self(); }, {}},
+		{"cpuid", true, [] { cpuid_serialize(); }, {}},
+	};
+
+	fmt::print("bench sync_core: {} iterations of {} calls; sync_core() uses {}\n", o.iters,
+		   o.rounds, kshim::syncCoreFlavorName(kshim::syncCoreFlavor()));
+	for (Variant &x : v)
+		if (x.present)
+			nsPerCall(o.rounds / 10 + 1, x.fn);
+	for (unsigned int it = 0; it < o.iters; it++) {
+		std::string line;
+
+		for (Variant &x : v) {
+			if (!x.present) {
+				line += fmt::format(", {} n/a", x.name);
+				continue;
+			}
+			double ns = nsPerCall(o.rounds, x.fn);
+			x.ns.push_back(ns);
+			line += fmt::format(", {} {:9.1f}ns", x.name, ns);
+		}
+		fmt::print("Iter {:3}:{}\n", it, line.substr(1));
+	}
+	for (Variant &x : v) {
+		if (!x.present) {
+			fmt::print("Summary: {} not present on this CPU (CPUID.7.0:EDX[14] clear)\n",
+				   x.name);
+			continue;
+		}
+		Stat s = stat(x.ns);
+		fmt::print("Summary: {} {:9.1f} ± {:7.1f}ns/call\n", x.name, s.mean, s.stddev);
+	}
+	return 0;
+}
+
+BenchRegistrar syncCoreBench({"sync_core", "SERIALIZE, IRET-to-self and CPUID, ns per call",
+			      benchSyncCore});
+
+} /* namespace */
+
+} /* namespace pokelab::bench */
