@@ -17,6 +17,7 @@
  */
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
@@ -27,12 +28,21 @@
 #include <asm/nops.h>
 #include <asm/sync_core.h>
 #include <asm/text-patching.h>
+#include <asm/sections.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/text_gen.h>
+#include <linux/context_tracking_work.h>
+#include <kernel_shim/machine.h>
+#include <kernel_shim/sigsafe.h>
 #include <linux/atomic.h>
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
+#include <pokelab/alt_test.h>
+#include <pokelab/bug_switches.h>
 #include <pokelab/text_poke_stats.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
 
 #define PAGE_SIZE 4096UL
 
@@ -80,8 +90,31 @@ static struct {
 	unsigned int lastNrEntries;
 	u64 lastBatchNs;
 	unsigned int lastSyncRounds;
+	unsigned long implicitFlushes;
 } poke_stats;
+
+/* Test-only bug switches and hooks (pokelab/bug_switches.h); all off. */
+struct pokelab_bug_switches pokelab_bugs;
+struct pokelab_test_hooks pokelab_hooks;
+
+void pokelabBugsReset(void)
+{
+	pokelab_bugs = {};
+	pokelab_hooks = {};
+}
+
+/*
+ * pokelab.refs=percpu|global: per-CPU refs (v6.16, after E. Dumazet's 2025
+ * change) or the single shared count of v6.15 and before (bp_desc.refs).
+ * pokelab.sync=ipi|membarrier: the back-end of smp_text_poke_sync_each_cpu().
+ * Both are set at boot only, before any CPU but 0 runs.
+ */
+static bool text_poke_refs_global;
+static bool text_poke_sync_membarrier;
+static bool text_poke_sync_membarrier_param;
 static DEFINE_PER_CPU(unsigned long, int3_emulated);
+static DEFINE_PER_CPU(unsigned long, sync_core_runs);	/* do_sync_core() on this CPU */
+static DEFINE_PER_CPU(unsigned long, syncs_deferred);	/* syncs deferred to this CPU's entry */
 
 /* userspace: /proc/self/mem, opened at boot; the writable alias of all text */
 static int text_poke_fd = -1;
@@ -164,27 +197,90 @@ void *text_poke_kgdb(void *addr, const void *opcode, size_t len)
 /* Port of text_poke_early(), arch/x86/kernel/alternative.c, v6.16 */
 void text_poke_early(void *addr, const void *opcode, size_t len)
 {
-	unsigned long flags;
+	unsigned long flags, gen;
 
 	local_irq_save(flags);
 	/* userspace: our text is never writable, so even early writes go through the alias */
 	text_poke_memcpy(addr, opcode, len);
+	/* userspace: a new text generation, which this CPU syncs with right below */
+	gen = kshim::textGenBump();
+	pokelab_text_poke_early_written();	/* userspace: checker + test hook */
+	if (unlikely(pokelab_alt_bugs.irq_before_sync_0160a5454e54)) {
+		/* userspace: bug replay, the order before 0160a5454e54 (IRQs on, then sync) */
+		local_irq_restore(flags);
+		sync_core();
+		kshim::textGenEndSync(gen);
+		pokelab_text_poke_early_synced();
+		return;
+	}
+	/* Serialise before any interrupt can run the new bytes (0160a5454e54). */
 	sync_core();
+	kshim::textGenEndSync(gen);
+	pokelab_text_poke_early_synced();
 	local_irq_restore(flags);
 }
 
 /* Port of do_sync_core(), arch/x86/kernel/alternative.c */
 void do_sync_core(void *info)
 {
+	/* userspace: the checker learns which text this CPU serialised against */
+	unsigned long gen = kshim::textGenBeginSync();
+
 	(void)info;
 	sync_core();
+	kshim::textGenEndSync(gen);
+	this_cpu_inc(sync_core_runs);	/* userspace: report counter */
+}
+
+/*
+ * Port of do_sync_core_defer_cond(), arch/x86/kernel/alternative.c
+ * (deferral series v7, 25/31): IPI a CPU only if it cannot take the sync as
+ * deferred work at its next kernel entry.
+ */
+static bool do_sync_core_defer_cond(int cpu, void *info)
+{
+	(void)info;
+	if (ct_set_cpu_work(cpu, CT_WORK_SYNC)) {
+		/* userspace: report counter, written by the sender for the target */
+		__atomic_fetch_add(per_cpu_ptr(&syncs_deferred, cpu), 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	return true;
+}
+
+/* Port of __smp_text_poke_sync_each_cpu(), arch/x86/kernel/alternative.c (series v7) */
+static void __smp_text_poke_sync_each_cpu(smp_cond_func_t cond_func)
+{
+	/* userspace: the generation this round covers, for the checker */
+	unsigned long gen = kshim::textGen();
+
+	__atomic_fetch_add(&poke_stats.syncRounds, 1, __ATOMIC_RELAXED);
+	if (text_poke_sync_membarrier) {
+		/*
+		 * userspace: pokelab.sync=membarrier. The host kernel IPIs every
+		 * CPU running a thread of ours and serialises each before it
+		 * next runs user code. It cannot defer, and unlike the IPI
+		 * back-end it does not wait for an INT3 handler in progress;
+		 * the refs drain in finish and text_poke_int3_gone() cover that.
+		 * The checker does not track these rounds.
+		 */
+		BUG_ON(syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0));
+		return;
+	}
+	on_each_cpu_cond(cond_func, do_sync_core, NULL, 1);
+	kshim::textGenRoundDone(gen);
 }
 
 /* Port of smp_text_poke_sync_each_cpu(), arch/x86/kernel/alternative.c */
 void smp_text_poke_sync_each_cpu(void)
 {
-	__atomic_fetch_add(&poke_stats.syncRounds, 1, __ATOMIC_RELAXED);
-	on_each_cpu(do_sync_core, NULL, 1);
+	__smp_text_poke_sync_each_cpu(NULL);
+}
+
+/* Port of smp_text_poke_sync_each_cpu_deferrable(), arch/x86/kernel/alternative.c (series v7) */
+void smp_text_poke_sync_each_cpu_deferrable(void)
+{
+	__smp_text_poke_sync_each_cpu(do_sync_core_defer_cond);
 }
 
 /* Port of text_opcode_size(), arch/x86/include/asm/text-patching.h */
@@ -254,11 +350,21 @@ static struct smp_text_poke_array {
 } text_poke_array;
 
 static DEFINE_PER_CPU(atomic_t, text_poke_array_refs);
+/* userspace: pokelab.refs=global, the v6.15 bp_desc.refs (one count shared by all CPUs) */
+static atomic_t text_poke_array_refs_global;
+
+static __always_inline atomic_t *text_poke_refs_this_cpu(void)
+{
+	if (text_poke_refs_global)
+		return &text_poke_array_refs_global;
+	return this_cpu_ptr(&text_poke_array_refs);
+}
 
 /* Port of try_get_text_poke_array(), arch/x86/kernel/alternative.c */
 static __always_inline bool try_get_text_poke_array(void)
 {
-	atomic_t *refs = this_cpu_ptr(&text_poke_array_refs);
+	/* userspace: refs=global follows try_get_desc() of v6.15 */
+	atomic_t *refs = text_poke_refs_this_cpu();
 
 	if (!raw_atomic_inc_not_zero(refs))
 		return false;
@@ -269,7 +375,8 @@ static __always_inline bool try_get_text_poke_array(void)
 /* Port of put_text_poke_array(), arch/x86/kernel/alternative.c */
 static __always_inline void put_text_poke_array(void)
 {
-	atomic_t *refs = this_cpu_ptr(&text_poke_array_refs);
+	/* userspace: refs=global follows put_desc() of v6.15 */
+	atomic_t *refs = text_poke_refs_this_cpu();
 
 	/* Our reads of the array are done before the ref goes; pairs with the drain in finish. */
 	smp_mb__before_atomic();
@@ -315,6 +422,25 @@ static __always_inline void *__inline_bsearch(const void *key, const void *base,
 }
 
 /*
+ * userspace: with pokelab.sync=membarrier, a CPU can execute a batch's INT3
+ * and enter this handler only after the batch finished: membarrier does not
+ * wait for a signal handler the way the IPI back-end (blocked in this
+ * handler, as IRQs are off in the kernel's) does. If the byte at the trap
+ * site is no longer INT3, the batch is over: restart at the site, which now
+ * holds the new instruction (sigreturn serialises). The IPI back-end never
+ * gets here with a removed INT3.
+ */
+static __always_inline int text_poke_int3_gone(struct pt_regs *regs)
+{
+	const u8 *site = (const u8 *)regs->ip - INT3_INSN_SIZE;
+
+	if (!text_poke_sync_membarrier || READ_ONCE(*site) == INT3_INSN_OPCODE)
+		return 0;
+	regs->ip = (unsigned long)site;
+	return 1;
+}
+
+/*
  * Port of smp_text_poke_int3_handler(), arch/x86/kernel/alternative.c, v6.16.
  * Runs in the SIGTRAP handler: nothing here allocates, locks, logs, or runs
  * code that a batch could be patching.
@@ -342,7 +468,7 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 	smp_rmb();
 
 	if (!try_get_text_poke_array())
-		return 0;
+		return text_poke_int3_gone(regs);
 
 	/* The trap reports the byte after the INT3. */
 	ip = (char *)regs->ip - INT3_INSN_SIZE;
@@ -353,11 +479,11 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 			ip, text_poke_array.vec, text_poke_array.nr_entries,
 			sizeof(struct smp_text_poke_loc), patch_cmp);
 		if (!tpl)
-			goto out_put;
+			goto out_gone;
 	} else {
 		tpl = text_poke_array.vec;
 		if (text_poke_addr(tpl) != ip)
-			goto out_put;
+			goto out_gone;
 	}
 
 	ip += tpl->len;
@@ -395,12 +521,17 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 out_put:
 	put_text_poke_array();
 	return ret;
+
+out_gone:
+	put_text_poke_array();
+	return text_poke_int3_gone(regs);
 }
 
 /* Port of smp_text_poke_batch_finish(), arch/x86/kernel/alternative.c, v6.16 */
 void smp_text_poke_batch_finish(void)
 {
 	unsigned char int3 = INT3_INSN_OPCODE;
+	smp_cond_func_t cond = do_sync_core_defer_cond;
 	unsigned int i;
 	int do_sync;
 	/* userspace: timing and sync-round count for pokelab's report */
@@ -417,8 +548,13 @@ void smp_text_poke_batch_finish(void)
 	 * ref sees every entry. Pairs with the full barrier of
 	 * raw_atomic_inc_not_zero() in try_get_text_poke_array().
 	 */
-	for_each_possible_cpu(i)
-		atomic_set_release(per_cpu_ptr(&text_poke_array_refs, i), 1);
+	if (text_poke_refs_global) {
+		/* userspace: refs=global, as text_poke_bp_batch() of v6.15 */
+		atomic_set_release(&text_poke_array_refs_global, 1);
+	} else {
+		for_each_possible_cpu(i)
+			atomic_set_release(per_cpu_ptr(&text_poke_array_refs, i), 1);
+	}
 
 	/* userspace: cond_resched() has no scheduler to yield to; the task keeps running */
 
@@ -427,11 +563,28 @@ void smp_text_poke_batch_finish(void)
 
 	/* Phase 1: an INT3 on the first byte of every site. */
 	for (i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
-		text_poke_array.vec[i].old = *(u8 *)text_poke_addr(&text_poke_array.vec[i]);
-		text_poke(text_poke_addr(&text_poke_array.vec[i]), &int3, INT3_INSN_SIZE);
-	}
+		void *addr = text_poke_addr(&text_poke_array.vec[i]);
 
-	smp_text_poke_sync_each_cpu();
+		/*
+		 * A CPU entering the kernel runs noinstr code before it can
+		 * flush deferred work: a batch touching noinstr text must reach
+		 * every CPU now, deferral or not (series v7, 25/31).
+		 * userspace: no modules, so no module noinstr text to check.
+		 */
+		if (is_kernel_noinstr_text((unsigned long)addr))
+			cond = NULL;
+
+		text_poke_array.vec[i].old = *(u8 *)addr;
+		text_poke(addr, &int3, INT3_INSN_SIZE);
+	}
+	/* userspace: the checker's generation moves after each phase's writes */
+	kshim::textGenBump();
+
+	__smp_text_poke_sync_each_cpu(cond);
+
+	/* userspace: test-only hook, holds the batch with every INT3 armed */
+	if (unlikely(pokelab_hooks.batch_after_phase1))
+		pokelab_hooks.batch_after_phase1();
 
 	/* Phase 2: every byte but the first, behind the INT3. */
 	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
@@ -455,9 +608,11 @@ void smp_text_poke_batch_finish(void)
 		/* userspace: no perf_event_text_poke(): pokelab has no perf ring to feed */
 	}
 
+	kshim::textGenBump();
+
 	/* Only needed if some site had a tail. */
 	if (do_sync)
-		smp_text_poke_sync_each_cpu();
+		__smp_text_poke_sync_each_cpu(cond);
 
 	/* Phase 3: the first byte, which removes the INT3. */
 	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
@@ -473,9 +628,10 @@ void smp_text_poke_batch_finish(void)
 		text_poke(text_poke_addr(&text_poke_array.vec[i]), &byte, INT3_INSN_SIZE);
 		do_sync++;
 	}
+	kshim::textGenBump();
 
 	if (do_sync)
-		smp_text_poke_sync_each_cpu();
+		__smp_text_poke_sync_each_cpu(cond);
 
 	/*
 	 * Drop our refs and wait for handlers still holding one. Once phase 3
@@ -483,11 +639,17 @@ void smp_text_poke_batch_finish(void)
 	 * this only spins when a new first byte is itself INT3. The acquire
 	 * pairs with smp_mb__before_atomic() in put_text_poke_array().
 	 */
-	for_each_possible_cpu(i) {
-		atomic_t *refs = per_cpu_ptr(&text_poke_array_refs, i);
+	if (text_poke_refs_global) {
+		/* userspace: refs=global, as text_poke_bp_batch() of v6.15 */
+		if (!atomic_dec_and_test(&text_poke_array_refs_global))
+			atomic_cond_read_acquire(&text_poke_array_refs_global, !VAL);
+	} else {
+		for_each_possible_cpu(i) {
+			atomic_t *refs = per_cpu_ptr(&text_poke_array_refs, i);
 
-		if (unlikely(!atomic_dec_and_test(refs)))
-			atomic_cond_read_acquire(refs, !VAL);
+			if (unlikely(!atomic_dec_and_test(refs)))
+				atomic_cond_read_acquire(refs, !VAL);
+		}
 	}
 
 	/* userspace: report figures */
@@ -501,6 +663,26 @@ void smp_text_poke_batch_finish(void)
 	text_poke_array.nr_entries = 0;
 }
 
+/*
+ * userspace: the kernel's BUG_ON()s in __smp_text_poke_batch_add() say only
+ * file:line; ours first name the site and its bytes.
+ */
+static void text_poke_bad_insn(const void *addr, const void *bytes, size_t len, const char *why)
+{
+	kshim::SigSafeBuf b;
+
+	b.str("text_poke: bad instruction at ").hex((unsigned long)addr).str(" (bytes ")
+		.hexBytes(bytes, len).str("): ").str(why).str("\n");
+	b.emit();
+}
+
+#define TEXT_POKE_BUG_ON(cond, addr, bytes, len, why) do {		\
+	if (unlikely(cond)) {						\
+		text_poke_bad_insn(addr, bytes, len, why);		\
+		BUG_ON(cond);						\
+	}								\
+} while (0)
+
 /* Port of __smp_text_poke_batch_add(), arch/x86/kernel/alternative.c, v6.16 */
 static void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
 				      const void *emulate)
@@ -508,6 +690,16 @@ static void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len
 	struct smp_text_poke_loc *tpl;
 	struct insn insn;
 	int ret, i = 0;
+
+	/*
+	 * userspace: the kernel has no such check (a full array is the
+	 * caller's job, see smp_text_poke_batch_add()); ours stands in for the
+	 * page fault that writing vec[256] caused before 2aebf5ee43bf.
+	 */
+	if (unlikely(text_poke_array.nr_entries >= (int)TEXT_POKE_ARRAY_MAX)) {
+		text_poke_bad_insn(addr, opcode, len, "text_poke: array overflow");
+		BUG();
+	}
 
 	tpl = &text_poke_array.vec[text_poke_array.nr_entries++];
 
@@ -519,7 +711,7 @@ static void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len
 
 	/* userspace: decode only the @len bytes we were given */
 	ret = insn_decode(&insn, emulate, len, INSN_MODE_KERN);
-	BUG_ON(ret < 0);
+	TEXT_POKE_BUG_ON(ret < 0, addr, emulate, len, "cannot decode");
 
 	/* userspace: the kernel's s32 offset from _stext must hold our address too */
 	BUG_ON((char *)addr - _stext > INT_MAX || (char *)addr - _stext < INT_MIN);
@@ -537,12 +729,17 @@ static void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len
 	case JMP32_INSN_OPCODE:
 	case JMP8_INSN_OPCODE:
 		/* Nothing runs after these, so the rest may be INT3 padding, and only that. */
+		/* userspace: the replay switch restores the strict length of before 26c44b776dba */
+		TEXT_POKE_BUG_ON(pokelab_bugs.strict_len_26c44b776dba && len != insn.length,
+				 addr, opcode, len, "length differs from the instruction's");
 		for (i = insn.length; i < (int)len; i++)
-			BUG_ON(tpl->text[i] != INT3_INSN_OPCODE);
+			TEXT_POKE_BUG_ON(tpl->text[i] != INT3_INSN_OPCODE, addr, opcode, len,
+					 "RET/JMP padded with something other than INT3");
 		break;
 
 	default:
-		BUG_ON(len != insn.length);
+		TEXT_POKE_BUG_ON(len != insn.length, addr, emulate, len,
+				 "length differs from the instruction's");
 	}
 
 	switch (tpl->opcode) {
@@ -560,18 +757,22 @@ static void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len
 	default: /* a NOP, or nothing we can emulate */
 		switch (len) {
 		case 2: /* NOP2, emulated as JMP8 +0 */
-			BUG_ON(memcmp(emulate, x86_nops[len], len));
+			TEXT_POKE_BUG_ON(memcmp(emulate, x86_nops[len], len), addr, emulate, len,
+					 "not NOP2");
 			tpl->opcode = JMP8_INSN_OPCODE;
 			tpl->disp = 0;
 			break;
 
 		case 5: /* NOP5, emulated as JMP32 +0 */
-			BUG_ON(memcmp(emulate, x86_nops[len], len));
+			TEXT_POKE_BUG_ON(memcmp(emulate, x86_nops[len], len), addr, emulate, len,
+					 "not NOP5");
 			tpl->opcode = JMP32_INSN_OPCODE;
 			tpl->disp = 0;
 			break;
 
 		default:
+			/* Only NOP2 and NOP5 can be emulated (as JMP +0). */
+			text_poke_bad_insn(addr, emulate, len, "no emulation for this instruction");
 			BUG();
 		}
 		break;
@@ -597,15 +798,22 @@ static bool text_poke_addr_ordered(void *addr)
 /* Port of smp_text_poke_batch_add(), arch/x86/kernel/alternative.c, v6.16 */
 void smp_text_poke_batch_add(void *addr, const void *opcode, size_t len, const void *emulate)
 {
-	if (text_poke_array.nr_entries == TEXT_POKE_ARRAY_MAX || !text_poke_addr_ordered(addr))
+	if (text_poke_array.nr_entries == TEXT_POKE_ARRAY_MAX || !text_poke_addr_ordered(addr)) {
+		/* userspace: counted for the batch-rule tests */
+		poke_stats.implicitFlushes++;
 		smp_text_poke_batch_finish();
+	}
 	__smp_text_poke_batch_add(addr, opcode, len, emulate);
 }
 
 /* Port of smp_text_poke_single(), arch/x86/kernel/alternative.c (after 2aebf5ee43bf) */
 void smp_text_poke_single(void *addr, const void *opcode, size_t len, const void *emulate)
 {
-	smp_text_poke_batch_add(addr, opcode, len, emulate);
+	/* userspace: the replay switch restores c8976ade0c1b's unchecked append */
+	if (unlikely(pokelab_bugs.unchecked_single_poke_2aebf5ee43bf))
+		__smp_text_poke_batch_add(addr, opcode, len, emulate);
+	else
+		smp_text_poke_batch_add(addr, opcode, len, emulate);
 	smp_text_poke_batch_finish();
 }
 
@@ -620,7 +828,21 @@ TextPokeStats textPokeStats() noexcept
 		poke_stats.lastNrEntries,
 		poke_stats.lastBatchNs,
 		poke_stats.lastSyncRounds,
+		poke_stats.implicitFlushes,
+		(unsigned int)text_poke_array.nr_entries,
+		text_poke_refs_global,
+		text_poke_sync_membarrier,
 	};
+}
+
+unsigned long syncCoreRuns(int cpu) noexcept
+{
+	return __atomic_load_n(per_cpu_ptr(&sync_core_runs, cpu), __ATOMIC_RELAXED);
+}
+
+unsigned long syncsDeferred(int cpu) noexcept
+{
+	return __atomic_load_n(per_cpu_ptr(&syncs_deferred, cpu), __ATOMIC_RELAXED);
 }
 
 unsigned long int3Emulated(int cpu) noexcept
@@ -633,8 +855,11 @@ void resetTextPokeStats() noexcept
 	unsigned int cpu;
 
 	poke_stats = {};
-	for (cpu = 0; cpu < NR_CPUS; cpu++)
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		__atomic_store_n(per_cpu_ptr(&int3_emulated, cpu), 0, __ATOMIC_RELAXED);
+		__atomic_store_n(per_cpu_ptr(&sync_core_runs, cpu), 0, __ATOMIC_RELAXED);
+		__atomic_store_n(per_cpu_ptr(&syncs_deferred, cpu), 0, __ATOMIC_RELAXED);
+	}
 }
 
 } /* namespace pokelab */
@@ -654,9 +879,68 @@ int poking_init(std::string &err)
 	}
 	text_poke_array.nr_entries = 0;
 	pokelab::resetTextPokeStats();
+
+	/*
+	 * userspace: pokelab.sync=membarrier registers for the SYNC_CORE
+	 * command here, on CPU 0 before the other CPUs start; a host kernel
+	 * that refuses it leaves the IPI back-end in place, and says so.
+	 */
+	text_poke_sync_membarrier = false;
+	if (text_poke_sync_membarrier_param) {
+		if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE,
+			    0, 0) == 0) {
+			text_poke_sync_membarrier = true;
+		} else {
+			fprintf(stderr, "pokelab: pokelab.sync=membarrier: the host kernel refused "
+				"MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE (%s); "
+				"falling back to ipi\n", strerror(errno));
+		}
+	}
+	kshim::setMachineAttr("sync", text_poke_sync_membarrier ? "membarrier" : "ipi");
+	kshim::setMachineAttr("refs", text_poke_refs_global ? "global" : "percpu");
 	return 0;
 }
 
 kshim::BootHookRegistrar pokingInitHook({"poking_init", kshim::BootStage::Early, poking_init});
+
+int set_refs_param(const char *val, std::string &err)
+{
+	if (val && !strcmp(val, "percpu")) {
+		text_poke_refs_global = false;
+		return 0;
+	}
+	if (val && !strcmp(val, "global")) {
+		text_poke_refs_global = true;
+		return 0;
+	}
+	err = std::string("pokelab.refs=") + (val ? val : "") +
+	      ": unknown mode; accepted: pokelab.refs=percpu|global";
+	return -EINVAL;
+}
+
+int set_sync_param(const char *val, std::string &err)
+{
+	if (val && !strcmp(val, "ipi")) {
+		text_poke_sync_membarrier_param = false;
+		return 0;
+	}
+	if (val && !strcmp(val, "membarrier")) {
+		text_poke_sync_membarrier_param = true;
+		return 0;
+	}
+	err = std::string("pokelab.sync=") + (val ? val : "") +
+	      ": unknown back-end; accepted: pokelab.sync=ipi|membarrier";
+	return -EINVAL;
+}
+
+kshim::BootParamRegistrar refsParam({
+	"pokelab.refs", set_refs_param, [] { text_poke_refs_global = false; },
+	"pokelab.refs=percpu|global: INT3 handler refcount, per-CPU (v6.16) or one shared (v6.15)",
+});
+
+kshim::BootParamRegistrar syncParam({
+	"pokelab.sync", set_sync_param, [] { text_poke_sync_membarrier_param = false; },
+	"pokelab.sync=ipi|membarrier: back-end of smp_text_poke_sync_each_cpu()",
+});
 
 } /* namespace */

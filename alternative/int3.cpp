@@ -21,6 +21,7 @@
 
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/cpu.h>
 #include <kernel_shim/sigsafe.h>
 #include <linux/kdebug.h>
 #include <linux/smp.h>
@@ -188,7 +189,7 @@ int int3TrapInit(std::string &err)
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	/* The INT3 path runs with interrupts off: the IPI signal waits until it returns. */
-	sigaddset(&sa.sa_mask, SIGRTMIN + 1);
+	sigaddset(&sa.sa_mask, kshim::ipiSignal());
 	if (sigaction(SIGTRAP, &sa, nullptr)) {
 		err = std::string("cannot install the INT3 (SIGTRAP) handler: ") + strerror(errno);
 		return -errno;

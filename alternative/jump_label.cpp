@@ -14,11 +14,20 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
+
+#include <fmt/format.h>
+
+#include <asm/sections.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/sigsafe.h>
 #include <linux/bug.h>
 #include <linux/jump_label.h>
 #include <linux/mutex.h>
+#include <pokelab/bug_switches.h>
 
+extern "C" const struct noinstr_allowed_entry __start_noinstr_allowed[] __attribute__((weak));
+extern "C" const struct noinstr_allowed_entry __stop_noinstr_allowed[] __attribute__((weak));
 extern "C" struct jump_entry __start___jump_table[];
 extern "C" struct jump_entry __stop___jump_table[];
 
@@ -37,6 +46,34 @@ void jump_label_lock(void)
 void jump_label_unlock(void)
 {
 	mutex_unlock(&jump_label_mutex);
+}
+
+static long static_key_noinstr_kind(struct static_key *key)
+{
+	for (const struct noinstr_allowed_entry *e = __start_noinstr_allowed;
+	     e && e < __stop_noinstr_allowed; e++)
+		if (e->key == key)
+			return e->kind;
+	return 0;
+}
+
+/*
+ * userspace: an _RO key lives in __ro_after_init memory in the kernel, so a
+ * write after boot faults. Here the write BUGs first, naming the key.
+ */
+static void static_key_check_ro(struct static_key *key)
+{
+	if (!kshim::systemRunning() || static_key_noinstr_kind(key) != NOINSTR_ALLOWED_RO)
+		return;
+
+	Dl_info info = {};
+	kshim::SigSafeBuf b;
+
+	dladdr(key, &info);
+	b.str("static key ").str(info.dli_sname ? info.dli_sname : "?").str(" at ")
+		.hex((unsigned long)key).str(" is __ro_after_init: written after boot\n");
+	b.emit();
+	BUG();
 }
 
 /* Port of static_key_count(), kernel/jump_label.c */
@@ -155,6 +192,7 @@ static bool static_key_slow_inc_cpuslocked(struct static_key *key)
 /* Port of static_key_slow_inc(), kernel/jump_label.c */
 bool static_key_slow_inc(struct static_key *key)
 {
+	static_key_check_ro(key);
 	/* userspace: cpus_read_lock() has no hotplug to hold off */
 	return static_key_slow_inc_cpuslocked(key);
 }
@@ -179,6 +217,7 @@ static void static_key_enable_cpuslocked(struct static_key *key)
 
 void static_key_enable(struct static_key *key)
 {
+	static_key_check_ro(key);
 	static_key_enable_cpuslocked(key);
 }
 
@@ -190,14 +229,22 @@ static void static_key_disable_cpuslocked(struct static_key *key)
 		return;
 	}
 
+	/* userspace: test-only hook, a window the kernel has too (no lock held yet) */
+	if (unlikely(pokelab_hooks.disable_before_lock))
+		pokelab_hooks.disable_before_lock(key);
+
 	jump_label_lock();
-	if (atomic_cmpxchg(&key->enabled, 1, 0) == 1)
+	/* userspace: the replay switch restores the boolean test 224fa3552029 fixed */
+	if (unlikely(pokelab_bugs.disable_cmpxchg_bool_224fa3552029) ?
+	    atomic_cmpxchg(&key->enabled, 1, 0) != 0 :
+	    atomic_cmpxchg(&key->enabled, 1, 0) == 1)
 		jump_label_update(key);
 	jump_label_unlock();
 }
 
 void static_key_disable(struct static_key *key)
 {
+	static_key_check_ro(key);
 	static_key_disable_cpuslocked(key);
 }
 
@@ -223,13 +270,45 @@ static bool static_key_dec_not_one(struct static_key *key)
 	return true;
 }
 
+/*
+ * userspace: static_key_slow_try_dec() of before 83ab38ef0a0b, kept only for
+ * the replay switch: fetch_add_unless() lets 0 and -1 be decremented.
+ */
+static bool static_key_slow_try_dec_pre_83ab38ef0a0b(struct static_key *key)
+{
+	int val;
+
+	val = atomic_fetch_add_unless(&key->enabled, -1, 1);
+	if (val == 1)
+		return false;
+	WARN_ON(val < 0);
+	return true;
+}
+
 /* Port of __static_key_slow_dec_cpuslocked(), kernel/jump_label.c (after 83ab38ef0a0b) */
 static void __static_key_slow_dec_cpuslocked(struct static_key *key)
 {
 	int val;
 
+	if (unlikely(pokelab_bugs.slow_dec_try_dec_83ab38ef0a0b)) {
+		/* userspace: the code of before 83ab38ef0a0b, for the replay */
+		if (static_key_slow_try_dec_pre_83ab38ef0a0b(key))
+			return;
+		if (unlikely(pokelab_hooks.slow_dec_before_lock))
+			pokelab_hooks.slow_dec_before_lock(key);
+		jump_label_lock();
+		if (atomic_dec_and_test(&key->enabled))
+			jump_label_update(key);
+		jump_label_unlock();
+		return;
+	}
+
 	if (static_key_dec_not_one(key))
 		return;
+
+	/* userspace: test-only hook, a window the kernel has too (no lock held yet) */
+	if (unlikely(pokelab_hooks.slow_dec_before_lock))
+		pokelab_hooks.slow_dec_before_lock(key);
 
 	jump_label_lock();
 	val = atomic_read(&key->enabled);
@@ -251,6 +330,7 @@ static void __static_key_slow_dec_cpuslocked(struct static_key *key)
 
 void static_key_slow_dec(struct static_key *key)
 {
+	static_key_check_ro(key);
 	__static_key_slow_dec_cpuslocked(key);
 }
 
@@ -313,6 +393,33 @@ void jump_label_init(void)
 	jump_label_unlock();
 }
 
+/* objtool warning 13 ("non-RO static key usage in noinstr"), checked at boot */
+int jump_label_check_noinstr(std::string &err, unsigned int *checked)
+{
+	unsigned int n = 0;
+
+	for (struct jump_entry *e = __start___jump_table; e < __stop___jump_table; e++) {
+		struct static_key *key = jump_entry_key(e);
+
+		if (!is_kernel_noinstr_text(jump_entry_code(e)))
+			continue;
+		if (!static_key_noinstr_kind(key)) {
+			Dl_info info = {};
+
+			dladdr(key, &info);
+			err = fmt::format("{}: non-RO static key usage in noinstr (site {:#x}); "
+					  "define it with DEFINE_STATIC_KEY_*_RO or _NOINSTR",
+					  info.dli_sname ? info.dli_sname : fmt::format("{}", (void *)key),
+					  jump_entry_code(e));
+			return -EINVAL;
+		}
+		n++;
+	}
+	if (checked)
+		*checked = n;
+	return 0;
+}
+
 unsigned int jump_label_nr_sites(struct static_key *key)
 {
 	unsigned int n = 0;
@@ -325,10 +432,10 @@ unsigned int jump_label_nr_sites(struct static_key *key)
 
 namespace {
 
-int jumpLabelInitHook(std::string &)
+int jumpLabelInitHook(std::string &err)
 {
 	jump_label_init();
-	return 0;
+	return jump_label_check_noinstr(err, nullptr);
 }
 
 kshim::BootHookRegistrar jumpLabelHook({"jump_label_init", kshim::BootStage::Early,

@@ -20,6 +20,7 @@
 #include <linux/compiler.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
+#include <pokelab/bug_switches.h>
 
 #define INT3_INSN_SIZE		1
 #define INT3_INSN_OPCODE	0xCC
@@ -61,6 +62,13 @@ void text_poke_early(void *addr, const void *opcode, size_t len);
 
 /* IPI every online CPU to run sync_core(), and wait. Caller holds text_mutex. */
 void smp_text_poke_sync_each_cpu(void);
+
+/*
+ * As smp_text_poke_sync_each_cpu(), but an isolated CPU outside the kernel
+ * gets the sync as deferred work at its next kernel entry instead of an IPI
+ * (ct_set_cpu_work(), deferral series v7). Caller holds text_mutex.
+ */
+void smp_text_poke_sync_each_cpu_deferrable(void);
 
 /*
  * Queue one site of a batch: @len bytes of @opcode to go to @addr (6 for a
@@ -163,8 +171,13 @@ static __always_inline bool __emulate_cc(unsigned long flags, u8 cc)
 	} else {
 		match = ((flags & X86_EFLAGS_SF) >> __builtin_ctzl(X86_EFLAGS_SF)) ^
 			((flags & X86_EFLAGS_OF) >> __builtin_ctzl(X86_EFLAGS_OF));
-		if (cc >= 0xe)
-			match = match || (flags & X86_EFLAGS_ZF);
+		if (cc >= 0xe) {
+			/* userspace: the replay switch restores the "and" of before 8924779df820 */
+			if (unlikely(pokelab_bugs.jng_jnle_and_8924779df820))
+				match = match && (flags & X86_EFLAGS_ZF);
+			else
+				match = match || (flags & X86_EFLAGS_ZF);
+		}
 	}
 
 	return (match && !invert) || (!match && invert);

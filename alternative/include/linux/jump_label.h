@@ -21,6 +21,8 @@
  */
 #pragma once
 
+#include <string>
+
 #include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/types.h>
@@ -68,6 +70,43 @@ enum jump_label_type {
 	struct static_key_true name __aligned(8) = { STATIC_KEY_INIT_TRUE }
 #define DEFINE_STATIC_KEY_FALSE(name) \
 	struct static_key_false name __aligned(8) = { STATIC_KEY_INIT_FALSE }
+/*
+ * Keys that noinstr code may test (deferral series v7 with objtool's
+ * "noinstr validation for static branches"): _RO keys are written only
+ * during boot (__ro_after_init; a write after boot is a BUG here), _NOINSTR
+ * keys may flip at run time and make every batch that patches them IPI all
+ * CPUs. ANNOTATE_NOINSTR_ALLOWED() records the key for the boot-time check.
+ * userspace: the record goes to the kept section "noinstr_allowed" with the
+ * key's kind, instead of .discard.noinstr_allowed read by objtool.
+ */
+enum noinstr_allowed_kind {
+	NOINSTR_ALLOWED_RO = 1,
+	NOINSTR_ALLOWED_NOINSTR = 2,
+};
+
+struct noinstr_allowed_entry {
+	struct static_key *key;
+	long kind;
+};
+
+#define ANNOTATE_NOINSTR_ALLOWED(name, kind)					\
+	static const struct noinstr_allowed_entry __noinstr_allowed_##name	\
+		__attribute__((__used__, __section__("noinstr_allowed"), __aligned__(16))) = \
+		{ &(name).key, (kind) }
+
+#define DEFINE_STATIC_KEY_TRUE_RO(name)						\
+	DEFINE_STATIC_KEY_TRUE(name);						\
+	ANNOTATE_NOINSTR_ALLOWED(name, NOINSTR_ALLOWED_RO)
+#define DEFINE_STATIC_KEY_FALSE_RO(name)					\
+	DEFINE_STATIC_KEY_FALSE(name);						\
+	ANNOTATE_NOINSTR_ALLOWED(name, NOINSTR_ALLOWED_RO)
+#define DEFINE_STATIC_KEY_TRUE_NOINSTR(name)					\
+	DEFINE_STATIC_KEY_TRUE(name);						\
+	ANNOTATE_NOINSTR_ALLOWED(name, NOINSTR_ALLOWED_NOINSTR)
+#define DEFINE_STATIC_KEY_FALSE_NOINSTR(name)					\
+	DEFINE_STATIC_KEY_FALSE(name);						\
+	ANNOTATE_NOINSTR_ALLOWED(name, NOINSTR_ALLOWED_NOINSTR)
+
 #define DECLARE_STATIC_KEY_TRUE(name) extern struct static_key_true name
 #define DECLARE_STATIC_KEY_FALSE(name) extern struct static_key_false name
 
@@ -162,3 +201,11 @@ void static_key_disable(struct static_key *key);
 
 /* pokelab: the number of __jump_table sites of @key (0 before jump_label_init()). */
 unsigned int jump_label_nr_sites(struct static_key *key);
+
+/*
+ * pokelab: objtool warning 13's rule at boot: every jump-table entry whose
+ * code lies in noinstr text must use an _RO or _NOINSTR key. Returns 0, or
+ * -EINVAL with "<key>: non-RO static key usage in noinstr" in @err. Sets
+ * *@checked to the noinstr sites it accepted.
+ */
+int jump_label_check_noinstr(std::string &err, unsigned int *checked);

@@ -15,6 +15,10 @@ struct TextPokeStats {
 	unsigned int lastNrEntries;	/* entries of the last batch */
 	u64 lastBatchNs;		/* duration of the last batch, CLOCK_MONOTONIC ns */
 	unsigned int lastSyncRounds;	/* sync rounds of the last batch */
+	unsigned long implicitFlushes;	/* batch_add() finished a full or unordered batch first */
+	unsigned int nrEntries;		/* sites queued now, not yet finished (text_mutex held) */
+	bool refsGlobal;		/* pokelab.refs=global in force */
+	bool syncMembarrier;		/* pokelab.sync=membarrier in force (after any fallback) */
 };
 
 /* A snapshot of the global counters. Any thread. */
@@ -22,6 +26,12 @@ TextPokeStats textPokeStats() noexcept;
 
 /* INT3 traps the batch handler emulated on @cpu since boot. Any thread. */
 unsigned long int3Emulated(int cpu) noexcept;
+
+/* do_sync_core() runs on @cpu (IPI or local) since boot. Any thread. */
+unsigned long syncCoreRuns(int cpu) noexcept;
+
+/* Text syncs deferred to @cpu's next kernel entry instead of an IPI. Any thread. */
+unsigned long syncsDeferred(int cpu) noexcept;
 
 /* Zero every counter (boot does it). */
 void resetTextPokeStats() noexcept;

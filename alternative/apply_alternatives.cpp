@@ -1,0 +1,777 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Boot-time alternatives: apply_alternatives(), the NOP optimiser, the
+ * relocation of copied replacements and the DIRECT_CALL rewrite.
+ *
+ * Port of arch/x86/kernel/alternative.c, v6.16, with J. Gross's 2026
+ * "patch a single alternative location only once" structure
+ * (analyze_patch_site() / prep_patch_site() / patch_site(); tip
+ * 544b4e15ed10 and a4233c21e773). The v6.16 per-entry loop is kept behind
+ * a test-only switch so that bug replay 7.19 can show what it broke.
+ *
+ * Deviations (each marked "userspace:" below):
+ *  - boot() may run many times in one process (tests do), so the original
+ *    bytes of the program's own sites are saved before the first patching
+ *    and put back before each later boot patches again: every boot starts
+ *    from the text the compiler emitted, with that boot's clearcpuid=;
+ *  - instructions are decoded with Zydis, reading only the site's bytes;
+ *  - debug-alternative prints a Zydis disassembly beside the bytes;
+ *  - no KASAN to switch off, no paravirt, retpolines, returns, CFI or
+ *    call thunks: apply_alternatives() is the only pass.
+ */
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <Zydis/Zydis.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <asm/alternative.h>
+#include <asm/cpufeature.h>
+#include <asm/insn.h>
+#include <asm/nops.h>
+#include <asm/text-patching.h>
+#include <kernel_shim/boot.h>
+#include <linux/bug.h>
+#include <linux/percpu.h>
+#include <linux/printk.h>
+#include <linux/smp.h>
+#include <pokelab/alt_test.h>
+
+int debug_alternative;
+
+struct pokelab_alt_switches pokelab_alt_bugs;
+
+static struct {
+	unsigned long sites;
+	unsigned long patched;
+	unsigned long original;
+} alt_stats;
+
+/* userspace: per-CPU "text written by text_poke_early(), sync_core() not yet run" */
+static DEFINE_PER_CPU(int, text_poke_early_unsynced);
+
+void pokelab_text_poke_early_written(void)
+{
+	WRITE_ONCE(*this_cpu_ptr(&text_poke_early_unsynced), 1);
+	if (pokelab_alt_bugs.text_poke_early_after_write)
+		pokelab_alt_bugs.text_poke_early_after_write();
+}
+
+void pokelab_text_poke_early_synced(void)
+{
+	WRITE_ONCE(*this_cpu_ptr(&text_poke_early_unsynced), 0);
+}
+
+/*
+ * BUG_func() is what an ALT_CALL_INSTR replacement calls before it is
+ * re-aimed; reaching it means a DIRECT_CALL site ran unpatched.
+ */
+extern "C" __noinline void BUG_func(void)
+{
+	BUG();
+}
+
+/* userspace: hand-written so that it really is "nothing at all"; a site calling it becomes NOPs */
+asm(".pushsection .text, \"ax\", @progbits\n"
+    ".globl nop_func\n"
+    ".type nop_func, @function\n"
+    "nop_func:\n"
+    "	ret\n"
+    ".size nop_func, .-nop_func\n"
+    ".popsection\n");
+
+static inline u8 *instr_va(struct alt_instr *i)
+{
+	return (u8 *)&i->instr_offset + i->instr_offset;
+}
+
+static inline u8 *repl_va(struct alt_instr *i)
+{
+	return (u8 *)&i->repl_offset + i->repl_offset;
+}
+
+/* Port of add_nop(), arch/x86/kernel/alternative.c, v6.16 */
+static void add_nop(u8 *buf, unsigned int len)
+{
+	u8 *target = buf + len;
+
+	if (!len)
+		return;
+
+	if (len <= ASM_NOP_MAX) {
+		memcpy(buf, x86_nops[len], len);
+		return;
+	}
+
+	/* Longer than one NOP: jump over the rest, which becomes INT3s nobody runs. */
+	if (len < 128) {
+		__text_gen_insn(buf, JMP8_INSN_OPCODE, buf, target, JMP8_INSN_SIZE);
+		buf += JMP8_INSN_SIZE;
+	} else {
+		__text_gen_insn(buf, JMP32_INSN_OPCODE, buf, target, JMP32_INSN_SIZE);
+		buf += JMP32_INSN_SIZE;
+	}
+
+	for (; buf < target; buf++)
+		*buf = INT3_INSN_OPCODE;
+}
+
+/*
+ * Port of insn_is_nop(), arch/x86/kernel/alternative.c, v6.16: 0x90 (but
+ * not F3 90, PAUSE) and NOPL (0f 1f).
+ * userspace: our struct insn keeps no prefix bytes, so the F3 test reads
+ * the instruction's own prefix bytes at @p.
+ */
+static bool insn_is_nop(const struct insn *insn, const u8 *p)
+{
+	if (insn->opcode.bytes[0] == 0x90 && insn->opcode.nbytes == 1) {
+		for (int k = 0; k < insn->prefixes.nbytes; k++)
+			if (p[k] == 0xf3)
+				return false;
+		return true;
+	}
+
+	if (insn->opcode.bytes[0] == 0x0f && insn->opcode.bytes[1] == 0x1f)
+		return true;
+
+	return false;
+}
+
+/* Port of skip_nops(), arch/x86/kernel/alternative.c, v6.16 */
+static int skip_nops(u8 *instr, int offset, int len)
+{
+	struct insn insn;
+
+	for (; offset < len; offset += insn.length) {
+		/* userspace: decode only the site's bytes */
+		if (insn_decode(&insn, &instr[offset], len - offset, INSN_MODE_KERN))
+			break;
+
+		if (!insn_is_nop(&insn, &instr[offset]))
+			break;
+	}
+
+	return offset;
+}
+
+/*
+ * Port of __optimize_nops(), arch/x86/kernel/alternative.c, v6.16: a run of
+ * NOPs (with an unconditional JMP right before it that lands at its end)
+ * becomes one NOP, or one JMP over the run.
+ */
+static bool __optimize_nops(const u8 *const instr, u8 *buf, size_t len, struct insn *insn,
+			    int *next, int *prev, int *target)
+{
+	int i = *next - insn->length;
+
+	(void)instr;
+
+	switch (insn->opcode.bytes[0]) {
+	case JMP8_INSN_OPCODE:
+	case JMP32_INSN_OPCODE:
+		*prev = i;
+		*target = *next + insn->immediate.value;
+		return false;
+	}
+
+	if (insn_is_nop(insn, buf + i)) {
+		int nop = i;
+
+		*next = skip_nops(buf, *next, len);
+		if (*target && *next == *target)
+			nop = *prev;
+
+		add_nop(buf + nop, *next - nop);
+		return true;
+	}
+
+	*target = 0;
+	return false;
+}
+
+/*
+ * Port of optimize_nops(), arch/x86/kernel/alternative.c, v6.16. It only
+ * rewrites @buf: the caller writes the site once with text_poke_early() (the
+ * temporary buffer of f796c7583762; never rewrite live text in place).
+ */
+__noinline void optimize_nops(const u8 *const instr, u8 *buf, size_t len)
+{
+	int prev = 0, target = 0;
+
+	for (int next, i = 0; i < (int)len; i = next) {
+		struct insn insn;
+
+		if (insn_decode(&insn, &buf[i], len - i, INSN_MODE_KERN))
+			return;
+
+		next = i + insn.length;
+
+		__optimize_nops(instr, buf, len, &insn, &next, &prev, &target);
+	}
+}
+
+/* Port of need_reloc(), arch/x86/kernel/alternative.c, v6.16 */
+static inline bool need_reloc(unsigned long offset, u8 *src, size_t src_len)
+{
+	u8 *target = src + offset;
+
+	/* Inside the replacement (or just past it): moves with the copy. */
+	return (target < src || target > src + src_len);
+}
+
+/* Port of __apply_reloc(), arch/x86/kernel/alternative.c, v6.16 */
+static void __apply_reloc(int n, void *ptr, uintptr_t diff)
+{
+	switch (n) {
+	case 1: {
+		s8 val = *(s8 *)ptr;
+		long res = (long)val + (long)diff;
+
+		BUG_ON(res < SCHAR_MIN || res > SCHAR_MAX);
+		*(s8 *)ptr = (s8)res;
+		break;
+	}
+	case 2: {
+		s16 val;
+		long res;
+
+		memcpy(&val, ptr, 2);
+		res = (long)val + (long)diff;
+		BUG_ON(res < SHRT_MIN || res > SHRT_MAX);
+		val = (s16)res;
+		memcpy(ptr, &val, 2);
+		break;
+	}
+	case 4: {
+		s32 val;
+		long res;
+
+		memcpy(&val, ptr, 4);
+		res = (long)val + (long)diff;
+		BUG_ON(res < INT_MIN || res > INT_MAX);
+		val = (s32)res;
+		memcpy(ptr, &val, 4);
+		break;
+	}
+	default:
+		BUG();
+	}
+}
+
+#define apply_reloc(n, ptr, diff) __apply_reloc((n), (ptr), (uintptr_t)(diff))
+
+/* Port of __apply_relocation(), arch/x86/kernel/alternative.c, v6.16 */
+static void __apply_relocation(u8 *buf, const u8 *const instr, size_t instrlen, u8 *repl,
+			       size_t repl_len)
+{
+	for (int next, i = 0; i < (int)instrlen; i = next) {
+		struct insn insn;
+
+		if (WARN_ON_ONCE(insn_decode(&insn, buf + i, instrlen - i, INSN_MODE_KERN)))
+			return;
+
+		next = i + insn.length;
+
+		switch (insn.opcode.bytes[0]) {
+		case 0x0f:
+			if (insn.opcode.bytes[1] < 0x80 || insn.opcode.bytes[1] > 0x8f)
+				break;
+			[[fallthrough]];	/* Jcc.d32 */
+		case 0x70 ... 0x7f:		/* Jcc.d8 */
+		case JMP8_INSN_OPCODE:
+		case JMP32_INSN_OPCODE:
+		case CALL_INSN_OPCODE:
+			if (need_reloc(next + insn.immediate.value, repl, repl_len)) {
+				apply_reloc(insn.immediate.nbytes, buf + i + insn.imm_offset,
+					    repl - instr);
+			}
+
+			/* A JMP32 whose new displacement fits a byte becomes JMP8 + INT3s. */
+			if (insn.opcode.bytes[0] == JMP32_INSN_OPCODE) {
+				s32 imm = insn.immediate.value;
+
+				/*
+				 * As upstream: the block distance is added even when
+				 * the target was inside the replacement (not
+				 * relocated); see docs/alternatives.md.
+				 */
+				imm += repl - instr;
+				imm += JMP32_INSN_SIZE - JMP8_INSN_SIZE;
+				if ((imm >> 31) == (imm >> 7)) {
+					buf[i + 0] = JMP8_INSN_OPCODE;
+					buf[i + 1] = (s8)imm;
+
+					memset(&buf[i + 2], INT3_INSN_OPCODE, insn.length - 2);
+				}
+			}
+			break;
+		}
+
+		if (insn.rip_relative) {
+			if (need_reloc(next + insn.displacement.value, repl, repl_len)) {
+				apply_reloc(insn.displacement.nbytes,
+					    buf + i + insn.disp_offset, repl - instr);
+			}
+		}
+	}
+}
+
+/* Port of text_poke_apply_relocation(), arch/x86/kernel/alternative.c, v6.16 */
+void text_poke_apply_relocation(u8 *buf, const u8 *const instr, size_t instrlen, u8 *repl,
+				size_t repl_len)
+{
+	__apply_relocation(buf, instr, instrlen, repl, repl_len);
+	optimize_nops(instr, buf, instrlen);
+}
+
+#define CALL_RIP_REL_OPCODE	0xff
+#define CALL_RIP_REL_MODRM	0x15
+
+/*
+ * Port of alt_replace_call(), arch/x86/kernel/alternative.c, v6.16: the
+ * site is "call *disp(%rip)" (ff 15 disp32, 6 bytes), the replacement
+ * "call BUG_func"; re-aim the CALL at the function the indirect call's
+ * pointer holds now. Returns the bytes to keep (5), or 0 if the target is
+ * nop_func (the site becomes NOPs).
+ * @instrlen is the site's padded length (userspace: the 2026 form passes
+ * the site length instead of reading a->instrlen).
+ */
+static unsigned int alt_replace_call(u8 *instr, u8 *insn_buff, struct alt_instr *a,
+				     unsigned int instrlen)
+{
+	void *target, *bug = (void *)&BUG_func;
+	s32 disp, rel;
+
+	if (a->replacementlen != 5 || insn_buff[0] != CALL_INSN_OPCODE) {
+		pr_err("ALT_FLAG_DIRECT_CALL set for a non-call replacement instruction at {}\n",
+		       (void *)instr);
+		BUG();
+	}
+
+	if (instrlen != 6 || instr[0] != CALL_RIP_REL_OPCODE ||
+	    instr[1] != CALL_RIP_REL_MODRM) {
+		pr_err("ALT_FLAG_DIRECT_CALL set for unrecognized indirect call at {}: "
+		       "{:02x} {:02x}, length {}\n", (void *)instr, instr[0], instr[1], instrlen);
+		BUG();
+	}
+
+	/* The disp32 after ff 15; the pointer sits at the next instruction + disp. */
+	memcpy(&disp, instr + 2, sizeof(disp));
+	memcpy(&target, instr + instrlen + disp, sizeof(target));
+	if (!target)
+		target = bug;
+
+	/* The CALL aims at BUG_func; move it by (target - BUG_func). */
+	memcpy(&rel, insn_buff + 1, sizeof(rel));
+	rel += (s32)((char *)target - (char *)bug);
+	memcpy(insn_buff + 1, &rel, sizeof(rel));
+
+	if (target == (void *)&nop_func)
+		return 0;
+
+	return 5;
+}
+
+/* Print one labelled byte dump with its disassembly (debug-alternative). */
+static void dump_insns(const char *label, const u8 *bytes, size_t len, const u8 *runtime_addr)
+{
+	std::vector<std::string> lines =
+		pokelab::disassemble(bytes, len, (unsigned long)runtime_addr);
+	std::string hex;
+
+	for (size_t k = 0; k < len; k++)
+		hex += fmt::format("{}{:02x}", k ? " " : "", bytes[k]);
+	pr_info("{:>12}: {}\n", label, hex);
+	for (const std::string &l : lines)
+		pr_info("{:>12}  {}\n", "", l);
+}
+
+static std::string site_name(const void *addr)
+{
+	Dl_info info;
+
+	if (dladdr(addr, &info) && info.dli_sname)
+		return fmt::format("{}+{:#x}", info.dli_sname,
+				   (unsigned long)addr - (unsigned long)info.dli_saddr);
+	return fmt::format("{}", addr);
+}
+
+static std::string feature_label(unsigned int cpuid)
+{
+	const char *name = pokelab::x86FeatureName(cpuid);
+
+	return fmt::format("{}*32+{}{}", cpuid >> 5, cpuid & 0x1f,
+			   name ? fmt::format(" ({})", name) : std::string());
+}
+
+/* A site and the one entry (if any) that will patch it. */
+struct patch_site {
+	u8 *instr;
+	struct alt_instr *alt;	/* NULL: keep the original */
+	u8 buff[MAX_PATCH_LEN];
+	u8 len;
+};
+
+/*
+ * Port of analyze_patch_site(), arch/x86/kernel/alternative.c (a4233c21e773,
+ * Jan 2026): walk every entry of the site at @start (nested alternatives are
+ * consecutive entries with one address), take the longest padding, and pick
+ * the last entry whose feature test passes. Returns the first entry of the
+ * next site.
+ */
+static struct alt_instr *analyze_patch_site(struct patch_site *ps, struct alt_instr *start,
+					    struct alt_instr *end)
+{
+	struct alt_instr *alt = start;
+
+	ps->instr = instr_va(start);
+
+	for (; alt < end && instr_va(alt) == ps->instr; alt++) {
+		ps->len = std::max(ps->len, alt->instrlen);
+
+		BUG_ON(alt->cpuid >= (NCAPINTS + NBUGINTS) * 32);
+
+		/* Feature present, or absent with ALT_FLAG_NOT: this entry applies. */
+		if (!boot_cpu_has(alt->cpuid) != !(alt->flags & ALT_FLAG_NOT))
+			ps->alt = alt;
+	}
+
+	BUG_ON(ps->len > sizeof(ps->buff));
+
+	return alt;
+}
+
+/*
+ * Port of prep_patch_site(), arch/x86/kernel/alternative.c (544b4e15ed10):
+ * build the site's new bytes in ps->buff: the original, or the chosen
+ * replacement (DIRECT_CALL re-aimed), padded with 0x90 and relocated.
+ */
+static void prep_patch_site(struct patch_site *ps)
+{
+	struct alt_instr *alt = ps->alt;
+	u8 buff_sz;
+	u8 *repl;
+
+	if (!alt) {
+		/* Nothing applies: the original, whose padding optimize_nops() will tidy. */
+		memcpy(ps->buff, ps->instr, ps->len);
+		return;
+	}
+
+	repl = repl_va(alt);
+
+	memcpy(ps->buff, repl, alt->replacementlen);
+	buff_sz = alt->replacementlen;
+
+	if (alt->flags & ALT_FLAG_DIRECT_CALL)
+		buff_sz = alt_replace_call(ps->instr, ps->buff, alt, ps->len);
+
+	for (; buff_sz < ps->len; buff_sz++)
+		ps->buff[buff_sz] = 0x90;
+
+	__apply_relocation(ps->buff, ps->instr, ps->len, repl, alt->replacementlen);
+}
+
+/* Port of patch_site(), arch/x86/kernel/alternative.c (544b4e15ed10) */
+static void patch_site(struct patch_site *ps)
+{
+	optimize_nops(ps->instr, ps->buff, ps->len);
+	text_poke_early(ps->instr, ps->buff, ps->len);
+}
+
+static void debug_site(struct patch_site *ps, const u8 *old)
+{
+	struct alt_instr *a = ps->alt;
+
+	if (!(debug_alternative & DA_ALT))
+		return;
+
+	if (a) {
+		pr_info("alt: site {} {} len {}: feat {} flags {:#x}: replacement\n",
+			(void *)ps->instr, site_name(ps->instr), ps->len, feature_label(a->cpuid),
+			(unsigned int)a->flags);
+		dump_insns("old_insn", old, ps->len, ps->instr);
+		dump_insns("rpl_insn", repl_va(a), a->replacementlen, repl_va(a));
+	} else {
+		pr_info("alt: site {} {} len {}: no entry applies: original\n",
+			(void *)ps->instr, site_name(ps->instr), ps->len);
+		dump_insns("old_insn", old, ps->len, ps->instr);
+	}
+	dump_insns("final_insn", ps->instr, ps->len, ps->instr);
+}
+
+/*
+ * Port of the v6.16 loop body of apply_alternatives(): every entry patches
+ * its site in turn. Only for the bug replay of a4233c21e773 (test switch).
+ */
+static void apply_alternatives_per_entry(struct alt_instr *start, struct alt_instr *end)
+{
+	u8 insn_buff[MAX_PATCH_LEN];
+	u8 *instr, *replacement;
+	struct alt_instr *a, *b;
+
+	for (a = start; a < end; a++) {
+		unsigned int insn_buff_sz = 0;
+
+		/* Nested sites: every entry of the site gets the longest padding. */
+		for (b = a + 1; b < end && instr_va(b) == instr_va(a); b++) {
+			u8 len = std::max(a->instrlen, b->instrlen);
+
+			a->instrlen = b->instrlen = len;
+		}
+
+		instr = instr_va(a);
+		replacement = repl_va(a);
+		BUG_ON(a->instrlen > sizeof(insn_buff));
+		BUG_ON(a->cpuid >= (NCAPINTS + NBUGINTS) * 32);
+
+		if (!boot_cpu_has(a->cpuid) == !(a->flags & ALT_FLAG_NOT)) {
+			memcpy(insn_buff, instr, a->instrlen);
+			optimize_nops(instr, insn_buff, a->instrlen);
+			text_poke_early(instr, insn_buff, a->instrlen);
+			continue;
+		}
+
+		memcpy(insn_buff, replacement, a->replacementlen);
+		insn_buff_sz = a->replacementlen;
+
+		if (a->flags & ALT_FLAG_DIRECT_CALL)
+			insn_buff_sz = alt_replace_call(instr, insn_buff, a, a->instrlen);
+
+		for (; insn_buff_sz < a->instrlen; insn_buff_sz++)
+			insn_buff[insn_buff_sz] = 0x90;
+
+		text_poke_apply_relocation(insn_buff, instr, a->instrlen, replacement,
+					   a->replacementlen);
+
+		text_poke_early(instr, insn_buff, insn_buff_sz);
+	}
+}
+
+/*
+ * Port of apply_alternatives(), arch/x86/kernel/alternative.c, in its 2026
+ * form: each site is analysed over all its entries, built once in a
+ * buffer, and written once. Entries must be grouped by site (the
+ * assembler emits nested ones consecutively); the table is walked in
+ * order, so of two entries that both apply the later one wins.
+ */
+__noinline void apply_alternatives(struct alt_instr *start, struct alt_instr *end)
+{
+	struct alt_instr *a;
+
+	/* userspace: no KASAN to switch off around the loop */
+
+	if (debug_alternative & DA_ALT)
+		pr_info("alt: table {} -> {} ({} entries){}\n", (void *)start, (void *)end,
+			end - start,
+			pokelab_alt_bugs.per_entry_patching_a4233c21e773
+				? " [per-entry patching: a4233c21e773 put back]" : "");
+
+	if (pokelab_alt_bugs.per_entry_patching_a4233c21e773) {
+		apply_alternatives_per_entry(start, end);
+		return;
+	}
+
+	a = start;
+	while (a < end) {
+		struct patch_site ps = {};
+		u8 old[MAX_PATCH_LEN];
+
+		a = analyze_patch_site(&ps, a, end);
+		memcpy(old, ps.instr, ps.len);
+		prep_patch_site(&ps);
+		patch_site(&ps);
+
+		/* userspace: pokelab's counters and the debug-alternative table */
+		alt_stats.sites++;
+		if (ps.alt)
+			alt_stats.patched++;
+		else
+			alt_stats.original++;
+		debug_site(&ps, old);
+	}
+}
+
+/*
+ * alt_reloc_selftest(), arch/x86/kernel/alternative.c, v6.16, in pokelab's
+ * form: an ALWAYS alternative whose replacement loads a RIP-relative
+ * address and then calls a function (a CALL that is not the first
+ * instruction). Both must reach the right place after being copied.
+ */
+extern "C" {
+int __alt_reloc_selftest_addr;
+void *alt_reloc_selftest_arg;	/* what __alt_reloc_selftest() was given */
+unsigned long alt_reloc_selftest_calls;
+void __alt_reloc_selftest(void);
+}
+
+/*
+ * __alt_reloc_selftest: record %rdi and count the call; clobbers nothing
+ * but flags (hand-written so that the asm site below needs no clobbers).
+ */
+asm(".pushsection .text, \"ax\", @progbits\n"
+    ".globl __alt_reloc_selftest\n"
+    ".type __alt_reloc_selftest, @function\n"
+    "__alt_reloc_selftest:\n"
+    "	movq %rdi, alt_reloc_selftest_arg(%rip)\n"
+    "	incq alt_reloc_selftest_calls(%rip)\n"
+    "	ret\n"
+    ".size __alt_reloc_selftest, .-__alt_reloc_selftest\n"
+    ".popsection\n");
+
+/* Runs the self-test site once; returns 0 if it reached the right addresses. */
+extern "C" __noinline int alt_reloc_selftest(void)
+{
+	unsigned long calls = READ_ONCE(alt_reloc_selftest_calls);
+
+	WRITE_ONCE(alt_reloc_selftest_arg, nullptr);
+	/* userspace: step over the red zone before the CALL pushes its return address */
+	asm volatile("lea -128(%%rsp), %%rsp\n\t"
+		     ALTERNATIVE("", "lea %[mem], %%rdi; call __alt_reloc_selftest",
+				 X86_FEATURE_ALWAYS)
+		     "\n\tlea 128(%%rsp), %%rsp"
+		     : : [mem] "m" (__alt_reloc_selftest_addr) : "rdi", "memory");
+
+	if (WARN_ON(READ_ONCE(alt_reloc_selftest_calls) != calls + 1))
+		return -EINVAL;
+	if (WARN_ON(READ_ONCE(alt_reloc_selftest_arg) != &__alt_reloc_selftest_addr))
+		return -EINVAL;
+	return 0;
+}
+
+namespace pokelab {
+
+void altTestReset() noexcept
+{
+	pokelab_alt_bugs = {};
+}
+
+bool textPokeEarlyUnsynced(int cpu) noexcept
+{
+	return READ_ONCE(*per_cpu_ptr(&text_poke_early_unsynced, cpu));
+}
+
+AltTextSnapshot::AltTextSnapshot(struct alt_instr *start, struct alt_instr *end)
+{
+	for (struct alt_instr *a = start; a < end; a++) {
+		u8 *p = instr_va(a);
+
+		sites_.push_back(Site{p, std::vector<u8>(p, p + a->instrlen)});
+	}
+}
+
+void AltTextSnapshot::restore() const
+{
+	/* Every copy was taken before any patching, so the order does not matter. */
+	for (const Site &s : sites_)
+		if (memcmp(s.addr, s.bytes.data(), s.bytes.size()))
+			text_poke_early(s.addr, s.bytes.data(), s.bytes.size());
+}
+
+std::vector<std::string> disassemble(const u8 *bytes, size_t len, unsigned long addr)
+{
+	static ZydisDecoder decoder;
+	static ZydisFormatter formatter;
+	static bool init = [] {
+		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+		ZydisFormatterInit(&formatter, ZYDIS_FORMATTER_STYLE_ATT);
+		return true;
+	}();
+	std::vector<std::string> out;
+	size_t off = 0;
+
+	(void)init;
+	while (off < len) {
+		ZydisDecodedInstruction zi;
+		ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+		char text[128];
+		std::string hex;
+
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, bytes + off, len - off, &zi,
+							  ops))) {
+			out.push_back(fmt::format("+{:<3} {:02x}  (bad)", off, bytes[off]));
+			off++;
+			continue;
+		}
+		ZydisFormatterFormatInstruction(&formatter, &zi, ops, zi.operand_count_visible,
+						text, sizeof(text), addr + off, nullptr);
+		for (unsigned int k = 0; k < zi.length; k++)
+			hex += fmt::format("{}{:02x}", k ? " " : "", bytes[off + k]);
+		out.push_back(fmt::format("+{:<3} {:<32} {}", off, hex, text));
+		off += zi.length;
+	}
+	return out;
+}
+
+AltStats altStats() noexcept
+{
+	return AltStats{alt_stats.sites, alt_stats.patched, alt_stats.original};
+}
+
+} /* namespace pokelab */
+
+namespace {
+
+/* userspace: the program's own sites as the compiler emitted them (see the file comment) */
+pokelab::AltTextSnapshot *pristine;
+
+int setDebugAlternative(const char *val, std::string &err)
+{
+	char *endp;
+	long mask;
+
+	if (!val) {
+		debug_alternative = DA_ALL;
+		return 0;
+	}
+	errno = 0;
+	mask = strtol(val, &endp, 0);
+	if (errno || !*val || *endp || mask < 0 || mask > INT_MAX) {
+		err = fmt::format("debug-alternative={}: expected debug-alternative or "
+				  "debug-alternative=MASK (a number, 0x1 = alternatives)", val);
+		return -EINVAL;
+	}
+	debug_alternative = (int)mask;
+	return 0;
+}
+
+kshim::BootParamRegistrar debugAlternativeParam({
+	"debug-alternative", setDebugAlternative, [] { debug_alternative = 0; },
+	"debug-alternative[=MASK]: print every alternative site's old, replacement and "
+	"final bytes with their disassembly",
+});
+
+/*
+ * The alternatives step of alternative_instructions(), on CPU 0 before the
+ * other CPUs start (after poking_init, which opens the writable alias; the
+ * hooks run in registration order, and alternative.cpp links first).
+ */
+int alternativeInstructions(std::string &err)
+{
+	if (!pristine)
+		pristine = new pokelab::AltTextSnapshot(__start_altinstructions,
+							__stop_altinstructions);
+	else
+		pristine->restore();
+
+	alt_stats = {};
+	apply_alternatives(__start_altinstructions, __stop_altinstructions);
+
+	if (alt_reloc_selftest()) {
+		err = "alternatives: alt_reloc_selftest failed: the relocated replacement did "
+		      "not reach its RIP-relative operand or its call target";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+kshim::BootHookRegistrar alternativesHook({"alternative_instructions", kshim::BootStage::Early,
+					    alternativeInstructions});
+
+} /* namespace */

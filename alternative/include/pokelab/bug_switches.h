@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Test-only switches that put known kernel bugs back, and test-only hooks
+ * that stop a patching path at a chosen point, so that the bug-replay tests
+ * (tests/alternative/bug_replay_test.cpp) can show the fixed port passing
+ * and the old code failing in one binary.
+ *
+ * Every switch is false and every hook NULL unless a test sets it; the
+ * patching paths read them with a plain load (no cost worth the name when
+ * off). Only tests may set them, from task context on CPU 0, while no batch
+ * is in flight; a test that sets one resets it (pokelabBugsReset()) before
+ * it ends. The readers in signal context (__emulate_cc(), the INT3 handler)
+ * only load a bool.
+ */
+#pragma once
+
+struct static_key;
+
+struct pokelab_bug_switches {
+	/* 2aebf5ee43bf: smp_text_poke_single() appends unchecked (c8976ade0c1b) */
+	bool unchecked_single_poke_2aebf5ee43bf;
+	/* 8924779df820: JNG/JNLE use "SF != OF and ZF" instead of "or" */
+	bool jng_jnle_and_8924779df820;
+	/* 26c44b776dba: batch_add rejects RET/JMP with INT3 padding (len must equal the insn) */
+	bool strict_len_26c44b776dba;
+	/* 83ab38ef0a0b: static_key_slow_dec() with the old fetch_add_unless() fast path */
+	bool slow_dec_try_dec_83ab38ef0a0b;
+	/* 224fa3552029: static_key_disable() treats any non-zero cmpxchg result as 1 -> 0 */
+	bool disable_cmpxchg_bool_224fa3552029;
+};
+
+struct pokelab_test_hooks {
+	/*
+	 * Called in smp_text_poke_batch_finish() after the phase-1 sync (every
+	 * INT3 armed, tails not yet written), on the patching CPU with
+	 * text_mutex held.
+	 */
+	void (*batch_after_phase1)(void);
+	/* Called in __static_key_slow_dec_cpuslocked() after the fast path failed, before the lock. */
+	void (*slow_dec_before_lock)(struct static_key *key);
+	/* Called in static_key_disable_cpuslocked() after its early check, before the lock. */
+	void (*disable_before_lock)(struct static_key *key);
+};
+
+extern struct pokelab_bug_switches pokelab_bugs;
+extern struct pokelab_test_hooks pokelab_hooks;
+
+/* Every switch off, every hook NULL. Task context, no batch in flight. */
+void pokelabBugsReset(void);
