@@ -18,6 +18,7 @@
 #include <asm/sync_core.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/machine.h>
+#include <kernel_shim/text_gen.h>
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
 #include <linux/irqflags.h>
@@ -29,16 +30,22 @@ enum ct_defer_policy ct_defer_policy = CT_DEFER_OFF;
 
 namespace pokelab {
 void (*ctSetCpuWorkRaceHook)(unsigned int cpu);
+bool ctSkipWorkFlush;
 } /* namespace pokelab */
 
 static DEFINE_PER_CPU(unsigned long, ct_work_flushed);
 
 /* Port of arch_context_tracking_work(), arch/x86/include/asm/context_tracking_work.h (v7) */
-void arch_context_tracking_work(enum ct_work work)
+noinstr void arch_context_tracking_work(enum ct_work work)
 {
+	unsigned long gen;
+
 	switch (work) {
 	case CT_WORK_SYNC:
+		/* userspace: the checker learns which text this CPU now runs */
+		gen = kshim::textGenBeginSync();
 		sync_core();
+		kshim::textGenEndSync(gen);
 		break;
 	case CT_WORK_MAX:
 		WARN_ON_ONCE(true);
@@ -46,8 +53,12 @@ void arch_context_tracking_work(enum ct_work work)
 }
 
 /* Port of ct_work_flush(), kernel/context_tracking.c (v7) */
-static void ct_work_flush(unsigned long seq)
+static noinstr void ct_work_flush(unsigned long seq)
 {
+	/* userspace: a test switch that loses the flush, to prove the checker fires */
+	if (unlikely(pokelab::ctSkipWorkFlush))
+		return;
+
 	seq = (seq & CT_WORK_MASK) >> CT_WORK_START;
 
 	for (int bit = 0; bit < CT_WORK_MAX_OFFSET; bit++) {
@@ -104,13 +115,15 @@ static __always_inline void ct_kernel_enter_state(int offset)
 	seq = ct_state_inc(offset);
 	ct_work_flush(seq);
 	/* userspace: catchup (v8 RFC) serialises on every entry from an EQS */
-	if (ct_defer_policy == CT_DEFER_CATCHUP && ct_this()->active)
-		sync_core();
+	if (ct_defer_policy == CT_DEFER_CATCHUP && ct_this()->active) {
+		arch_context_tracking_work(CT_WORK_SYNC);
+		this_cpu_inc(ct_work_flushed);
+	}
 	WARN_ON_ONCE(!(seq & CT_RCU_WATCHING));
 }
 
 /* Port of ct_kernel_exit(), kernel/context_tracking.c */
-static void ct_kernel_exit(bool user, int offset)
+static noinstr void ct_kernel_exit(bool user, int offset)
 {
 	struct context_tracking *ct = ct_this();
 
@@ -130,7 +143,7 @@ static void ct_kernel_exit(bool user, int offset)
 }
 
 /* Port of ct_kernel_enter(), kernel/context_tracking.c */
-static void ct_kernel_enter(bool user, int offset)
+static noinstr void ct_kernel_enter(bool user, int offset)
 {
 	struct context_tracking *ct = ct_this();
 	long oldval;
@@ -151,7 +164,7 @@ static void ct_kernel_enter(bool user, int offset)
 }
 
 /* Port of ct_nmi_exit(), kernel/context_tracking.c */
-void ct_nmi_exit(void)
+noinstr void ct_nmi_exit(void)
 {
 	struct context_tracking *ct = ct_this();
 
@@ -170,7 +183,7 @@ void ct_nmi_exit(void)
 }
 
 /* Port of ct_nmi_enter(), kernel/context_tracking.c */
-void ct_nmi_enter(void)
+noinstr void ct_nmi_enter(void)
 {
 	long incby = 2;
 	struct context_tracking *ct = ct_this();
@@ -192,14 +205,14 @@ void ct_nmi_enter(void)
 }
 
 /* Port of ct_idle_enter(), kernel/context_tracking.c */
-void ct_idle_enter(void)
+noinstr void ct_idle_enter(void)
 {
 	WARN_ON_ONCE(!irqs_disabled());
 	ct_kernel_exit(false, CT_RCU_WATCHING + CT_STATE_IDLE);
 }
 
 /* Port of ct_idle_exit(), kernel/context_tracking.c */
-void ct_idle_exit(void)
+noinstr void ct_idle_exit(void)
 {
 	unsigned long flags;
 
@@ -209,14 +222,14 @@ void ct_idle_exit(void)
 }
 
 /* Port of ct_irq_enter(), kernel/context_tracking.c */
-void ct_irq_enter(void)
+noinstr void ct_irq_enter(void)
 {
 	lockdep_assert_irqs_disabled();
 	ct_nmi_enter();
 }
 
 /* Port of ct_irq_exit(), kernel/context_tracking.c */
-void ct_irq_exit(void)
+noinstr void ct_irq_exit(void)
 {
 	lockdep_assert_irqs_disabled();
 	ct_nmi_exit();
@@ -241,7 +254,7 @@ static __always_inline void context_tracking_recursion_exit(void)
 }
 
 /* Port of __ct_user_enter(), kernel/context_tracking.c */
-void __ct_user_enter(enum ctx_state state)
+noinstr void __ct_user_enter(enum ctx_state state)
 {
 	struct context_tracking *ct = ct_this();
 
@@ -267,7 +280,7 @@ void __ct_user_enter(enum ctx_state state)
 }
 
 /* Port of __ct_user_exit(), kernel/context_tracking.c */
-void __ct_user_exit(enum ctx_state state)
+noinstr void __ct_user_exit(enum ctx_state state)
 {
 	struct context_tracking *ct = ct_this();
 
@@ -315,6 +328,17 @@ bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 
 	if (!ct->active)
 		return false;
+
+	/* userspace: the policy switch; off = mainline, never defer */
+	if (ct_defer_policy == CT_DEFER_OFF)
+		return false;
+
+	/*
+	 * userspace: catchup (v8 RFC) keeps no work bits: every entry from an
+	 * EQS serialises, so a CPU seen outside the kernel needs no IPI.
+	 */
+	if (ct_defer_policy == CT_DEFER_CATCHUP)
+		return !(atomic_read(&ct->state) & CT_RCU_WATCHING);
 
 	/* userspace: preempt_disable() has nothing to pin on a CPU thread */
 	old = atomic_read(&ct->state);

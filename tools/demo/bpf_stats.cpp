@@ -27,8 +27,13 @@
 #include <asm/barrier.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/machine.h>
+#include <kernel_shim/trace.h>
+#include <linux/context_tracking.h>
 #include <linux/cpumask.h>
 #include <linux/smp.h>
+#include <pokelab/ct_check.h>
+#include <pokelab/ct_entry.h>
 #include <pokelab/text_poke_stats.h>
 
 #include "bpf_prog.h"
@@ -103,6 +108,69 @@ void hotLoop(HotLoopState *st)
 	st->done.store(true, std::memory_order_release);
 }
 
+/*
+ * An isolated CPU: user mode, with a system call after each flip (so that
+ * it enters the kernel, and flushes deferred work, between flips). With
+ * @inKernel it instead enters a system call when a flip starts and stays
+ * inside until the flip is done.
+ */
+struct alignas(64) IsolatedState {
+	std::atomic<unsigned int> ack{0};	/* last flip phase seen */
+	std::atomic<unsigned long> syscalls{0};
+	std::atomic<bool> done{false};
+};
+
+struct InKernelWait {
+	IsolatedState *st;
+	unsigned int phase;
+};
+
+void waitFlipInKernel(void *arg)
+{
+	InKernelWait *w = (InKernelWait *)arg;
+
+	/* In the kernel now, watched by RCU: tell CPU 0, then sit out the flip. */
+	w->st->ack.store(w->phase, std::memory_order_release);
+	while (smp_load_acquire(&flipSeq) == w->phase)
+		cpu_relax();
+}
+
+void isolatedLoop(IsolatedState *st, bool inKernel)
+{
+	volatile unsigned long work = 0;
+	unsigned int seen = 0;
+
+	pokelab::ctReturnToUser();
+	while (!stopLoops.load(std::memory_order_relaxed)) {
+		unsigned int seq = smp_load_acquire(&flipSeq);
+
+		/* user-mode work, no kernel text */
+		for (int i = 0; i < 64; i++)
+			work = work + i;
+		if (seq == seen)
+			continue;
+		seen = seq;
+		if (seq & 1) {
+			if (inKernel) {
+				InKernelWait w{st, seq};
+
+				pokelab::ctSyscall(waitFlipInKernel, &w);
+				st->syscalls.fetch_add(1, std::memory_order_relaxed);
+			} else {
+				/* seen from user mode: the flip may patch now */
+				st->ack.store(seq, std::memory_order_release);
+			}
+		} else {
+			/* the flip is done: one system call, as a rare syscall would */
+			pokelab::ctSyscall(nullptr, nullptr);
+			st->syscalls.fetch_add(1, std::memory_order_relaxed);
+			st->ack.store(seq, std::memory_order_release);
+		}
+	}
+	pokelab::ctEnterKernelForGood();
+	st->done.store(true, std::memory_order_release);
+}
+
 unsigned int sitesOfKey()
 {
 	return jump_label_nr_sites(&bpf_stats_enabled_key.key);
@@ -115,27 +183,57 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 	BpfStatsResult r;
 	unsigned int n = nr_cpu_ids;
 	std::vector<HotLoopState> loops(n);
+	std::vector<IsolatedState> isolated(n);
+	const struct cpumask *nohz = kshim::nohzFullMask();
 	TextPokeStats before = textPokeStats();
 
 	r.sites = sitesOfKey();
 	r.flips = cfg.flips;
+	r.isolation = !cpumask_empty(nohz);
+	/* The checker watches the isolated CPUs' kernel entries. */
+	if (r.isolation)
+		ctCheckEnable(true);
 
 	/* Start from a disabled key, whatever an earlier run left. */
 	bpf_stats_handler_write(0);
 	WRITE_ONCE(flipSeq, 0u);
 	stopLoops.store(false);
-	for (unsigned int cpu = 1; cpu < n; cpu++)
-		kshim::cpuRun(cpu, [st = &loops[cpu]] { hotLoop(st); });
+	for (unsigned int cpu = 1; cpu < n; cpu++) {
+		if (cpumask_test_cpu(cpu, nohz))
+			kshim::cpuRun(cpu, [st = &isolated[cpu], in = cfg.isolatedInKernel] {
+				isolatedLoop(st, in);
+			});
+		else
+			kshim::cpuRun(cpu, [st = &loops[cpu]] { hotLoop(st); });
+	}
 
 	std::vector<bool> dead(n, false);
+	auto deadline = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(10); };
 	auto waitPasses = [&](unsigned int seq) {
 		/* Every live hot loop completes a pass that began at @seq or later. */
 		for (unsigned int cpu = 1; cpu < n; cpu++) {
-			auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+			auto until = deadline();
 
+			if (cpumask_test_cpu(cpu, nohz))
+				continue;
 			while (!dead[cpu] &&
 			       loops[cpu].passSeq.load(std::memory_order_acquire) < seq) {
-				if (std::chrono::steady_clock::now() > deadline)
+				if (std::chrono::steady_clock::now() > until)
+					dead[cpu] = true;
+				std::this_thread::yield();
+			}
+		}
+	};
+	auto waitIsolated = [&](unsigned int seq) {
+		/* Every isolated CPU acknowledged flip phase @seq. */
+		for (unsigned int cpu = 1; cpu < n; cpu++) {
+			auto until = deadline();
+
+			if (!cpumask_test_cpu(cpu, nohz))
+				continue;
+			while (!dead[cpu] &&
+			       isolated[cpu].ack.load(std::memory_order_acquire) != seq) {
+				if (std::chrono::steady_clock::now() > until)
 					dead[cpu] = true;
 				std::this_thread::yield();
 			}
@@ -146,6 +244,7 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 	for (unsigned int f = 1; f <= cfg.flips; f++) {
 		WRITE_ONCE(flipSeq, 2 * f - 1);
 		smp_mb();
+		waitIsolated(2 * f - 1);
 
 		bpf_stats_handler_write(f % 2);
 
@@ -157,20 +256,25 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 			cfg.onFlip(f, s.lastNrEntries, s.lastBatchNs);
 
 		waitPasses(2 * f);
+		waitIsolated(2 * f);
 	}
 
 	/* Leave the key disabled. */
 	if (cfg.flips % 2) {
 		WRITE_ONCE(flipSeq, 2 * cfg.flips + 1);
 		smp_mb();
+		waitIsolated(2 * cfg.flips + 1);
 		bpf_stats_handler_write(0);
 		smp_store_release(&flipSeq, 2 * cfg.flips + 2);
+		waitIsolated(2 * cfg.flips + 2);
 	}
 
 	stopLoops.store(true);
 	for (unsigned int cpu = 1; cpu < n; cpu++)
 		if (!dead[cpu])
 			kshim::cpuWait(cpu);
+	if (r.isolation)
+		ctCheckEnable(false);
 
 	TextPokeStats after = textPokeStats();
 	r.batches = after.batches - before.batches;
@@ -185,7 +289,20 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 		c.ipiReceived = cs.ipiReceived;
 		c.ipiSent = cs.ipiSent;
 		c.int3Emulated = int3Emulated(cpu);
-		if (cpu > 0) {
+		c.syncCoreRuns = syncCoreRuns(cpu);
+		c.syncsDeferred = syncsDeferred(cpu);
+		c.deferredFlushed = ctWorkFlushed(cpu);
+		c.violations = ctViolations(cpu);
+		r.violations += c.violations;
+		if (cpumask_test_cpu(cpu, nohz)) {
+			IsolatedState &st = isolated[cpu];
+
+			c.isolated = true;
+			c.died = dead[cpu] || !st.done.load(std::memory_order_acquire);
+			c.syscalls = st.syscalls.load();
+			if (c.died)
+				r.deadLoops++;
+		} else if (cpu > 0) {
 			HotLoopState &st = loops[cpu];
 
 			c.hotLoop = true;
@@ -230,9 +347,34 @@ std::string formatBpfStats(const BpfStatsResult &r)
 				 c.ipiReceived, c.ipiSent, c.int3Emulated, calls, ns,
 				 c.died ? "  DIED" : "");
 	}
+	if (r.isolation) {
+		s += fmt::format("\nisolation (ct_defer={}):\n{:>4} {:>9} {:>10} {:>14} {:>14} {:>14} "
+				 "{:>11} {:>9}\n",
+				 ct_defer_policy_name(ct_defer_policy), "CPU", "role", "IPIs recv",
+				 "do_sync_core", "syncs deferred", "flushed@entry", "violations",
+				 "syscalls");
+		for (const BpfStatsCpu &c : r.cpus) {
+			const char *role = c.cpu == 0 ? "patcher" : c.isolated ? "nohz_full" : "hot loop";
+
+			s += fmt::format("{:>4} {:>9} {:>10} {:>14} {:>14} {:>14} {:>11} {:>9}\n",
+					 c.cpu, role, c.ipiReceived, c.syncCoreRuns,
+					 c.syncsDeferred, c.deferredFlushed, c.violations,
+					 c.isolated ? fmt::format("{}", c.syscalls) : "-");
+		}
+		for (const BpfStatsCpu &c : r.cpus) {
+			CtViolation v;
+
+			if (ctFirstViolation(c.cpu, &v))
+				s += fmt::format("violation: CPU {} ran instrumentable kernel code at "
+						 "{} with text generation {} < {} (last sync round)"
+						 "\n", v.cpu, kshim::traceSymbol(v.ip, true),
+						 v.cpuGen, v.roundGen);
+		}
+	}
 	s += fmt::format("\ncheck: {} stale calls out of {} checked after finish returned; "
-			 "{} hot-loop threads died; {} sites found -> {}\n",
-			 r.staleCalls, r.checkedCalls, r.deadLoops, r.sites, r.ok() ? "PASS" : "FAIL");
+			 "{} loop threads died; {} sites found; {} checker violations -> {}\n",
+			 r.staleCalls, r.checkedCalls, r.deadLoops, r.sites, r.violations,
+			 r.ok() ? "PASS" : "FAIL");
 	return s;
 }
 

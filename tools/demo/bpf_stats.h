@@ -21,6 +21,14 @@ struct BpfStatsConfig {
 	unsigned int flips = 20;	/* key state changes */
 	/* Called on CPU 0 after each flip's batch (nr_entries, batch ns). */
 	std::function<void(unsigned int flip, unsigned int nrEntries, u64 ns)> onFlip;
+	/*
+	 * The nohz_full= CPUs (taken from the machine) run a user-mode loop
+	 * instead of the sites. Their system calls fall between flips, so
+	 * that a flip always finds them in user mode; with isolatedInKernel
+	 * they sit inside a long system call while each flip patches (the v5
+	 * replay scenario).
+	 */
+	bool isolatedInKernel = false;
 };
 
 struct BpfStatsCpu {
@@ -33,6 +41,13 @@ struct BpfStatsCpu {
 	double nsPerCall = 0;
 	bool hotLoop = false;		/* ran a hot loop */
 	bool died = false;		/* hot loop stopped making progress */
+	/* isolation */
+	bool isolated = false;		/* a nohz_full CPU running a user loop */
+	unsigned long syncCoreRuns = 0;	/* do_sync_core() run here (IPIs, or locally on CPU 0) */
+	unsigned long syncsDeferred = 0;	/* syncs deferred to this CPU's next entry */
+	unsigned long deferredFlushed = 0;	/* deferred syncs run at kernel entry */
+	unsigned long violations = 0;	/* checker: stale text run in the kernel */
+	unsigned long syscalls = 0;
 };
 
 struct BpfStatsResult {
@@ -46,7 +61,12 @@ struct BpfStatsResult {
 	unsigned long checkedCalls = 0;	/* calls the stale check applied to */
 	unsigned int deadLoops = 0;
 	std::vector<BpfStatsCpu> cpus;
-	bool ok() const { return staleCalls == 0 && deadLoops == 0 && sites == kNrBpfSites; }
+	bool isolation = false;		/* some CPUs were nohz_full */
+	unsigned long violations = 0;	/* checker total */
+	bool ok() const
+	{
+		return staleCalls == 0 && deadLoops == 0 && sites == kNrBpfSites && violations == 0;
+	}
 };
 
 /*

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The entry model: syscalls, interrupts and idle exits of a simulated CPU,
+ * and where the deferred work runs.
+ *
+ * Port of the generic entry code, include/linux/entry-common.h and
+ * kernel/entry/common.c (v6.16): enter_from_user_mode(),
+ * exit_to_user_mode(), the user-mode and idle branches of irqentry_enter()
+ * and irqentry_exit(), and the frame of do_syscall_64()
+ * (arch/x86/entry/syscall_64.c). Everything up to the deferred-work flush
+ * is noinstr and sits in the noinstr section:
+ *
+ *	user mode ... SYSCALL / IPI / idle exit
+ *	  enter_from_user_mode() / ct_irq_enter()      noinstr
+ *	    __ct_user_exit() -> ct_kernel_enter()        noinstr
+ *	      ct_kernel_enter_state() -> ct_work_flush() noinstr: sync_core() if deferred
+ *	  instrumentation_begin()                       checker: text must be current
+ *	  ... instrumentable kernel code ...
+ *
+ * userspace: user_mode(regs) is a per-CPU flag the user loop keeps (there
+ * is no CS to look at); RCU's QSBR state follows the user loop and idle in
+ * task context only (liburcu's online/offline are not meant for signal
+ * handlers), so an IRQ taken from user mode does not bring the CPU online
+ * for RCU.
+ */
+#include <atomic>
+#include <ctime>
+#include <string>
+
+#include <asm/processor.h>
+#include <kernel_shim/boot.h>
+#include <linux/bug.h>
+#include <linux/context_tracking.h>
+#include <linux/entry-common.h>
+#include <linux/instrumentation.h>
+#include <linux/irqflags.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <pokelab/ct_entry.h>
+
+namespace {
+
+DEFINE_PER_CPU(bool, in_user_mode);
+DEFINE_PER_CPU(bool, irq_from_user);
+
+u64 nowNs()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+} /* namespace */
+
+/* Port of enter_from_user_mode(), include/linux/entry-common.h */
+noinstr void enter_from_user_mode(struct pt_regs *regs)
+{
+	(void)regs;
+	lockdep_assert_irqs_disabled();
+	WRITE_ONCE(*this_cpu_ptr(&in_user_mode), false);
+	WARN_ON_ONCE(__ct_state() != CT_STATE_USER);
+	/* user_exit_irqoff(): RCU watches again and deferred work runs */
+	__ct_user_exit(CT_STATE_USER);
+
+	instrumentation_begin();
+	instrumentation_end();
+}
+
+/* Port of exit_to_user_mode(), include/linux/entry-common.h */
+noinstr void exit_to_user_mode(void)
+{
+	instrumentation_begin();
+	lockdep_assert_irqs_disabled();
+	instrumentation_end();
+
+	/* user_enter_irqoff() */
+	__ct_user_enter(CT_STATE_USER);
+	WRITE_ONCE(*this_cpu_ptr(&in_user_mode), true);
+}
+
+/* The user-mode and idle branches of irqentry_enter(), kernel/entry/common.c */
+static noinstr irqentry_state_t ct_irqentry_enter(struct pt_regs *regs)
+{
+	irqentry_state_t ret = {};
+
+	if (READ_ONCE(*this_cpu_ptr(&in_user_mode))) {
+		/* irqentry_enter_from_user_mode() */
+		WRITE_ONCE(*this_cpu_ptr(&irq_from_user), true);
+		enter_from_user_mode(regs);
+		return ret;
+	}
+
+	/*
+	 * From idle (an EQS in the kernel): make RCU watch for the
+	 * interrupt; the deferred work runs in ct_irq_enter()'s flush.
+	 */
+	if (!rcu_is_watching_curr_cpu()) {
+		ct_irq_enter();
+		instrumentation_begin();
+		instrumentation_end();
+		ret.exit_rcu = true;
+		return ret;
+	}
+
+	instrumentation_begin();
+	instrumentation_end();
+	return ret;
+}
+
+/* The matching branches of irqentry_exit(), kernel/entry/common.c */
+static noinstr void ct_irqentry_exit(struct pt_regs *regs, irqentry_state_t state)
+{
+	(void)regs;
+	if (READ_ONCE(*this_cpu_ptr(&irq_from_user))) {
+		/* irqentry_exit_to_user_mode() */
+		WRITE_ONCE(*this_cpu_ptr(&irq_from_user), false);
+		exit_to_user_mode();
+		return;
+	}
+	if (state.exit_rcu)
+		ct_irq_exit();
+}
+
+namespace pokelab {
+
+bool ctInUserMode() noexcept
+{
+	return READ_ONCE(*this_cpu_ptr(&in_user_mode));
+}
+
+/* The frame of do_syscall_64(), arch/x86/entry/syscall_64.c */
+void ctSyscall(void (*fn)(void *), void *arg)
+{
+	/* SYSCALL arrives with interrupts off */
+	local_irq_disable();
+	/* syscall_enter_from_user_mode() */
+	enter_from_user_mode(nullptr);
+	instrumentation_begin();
+	local_irq_enable();
+	kshim::rcuEqsExit();
+
+	if (fn)
+		fn(arg);
+
+	/* syscall_exit_to_user_mode() */
+	kshim::rcuEqsEnter();
+	local_irq_disable();
+	instrumentation_end();
+	exit_to_user_mode();
+	local_irq_enable();
+}
+
+void ctReturnToUser()
+{
+	/* As the return from the system call that started the program. */
+	kshim::rcuEqsEnter();
+	local_irq_disable();
+	exit_to_user_mode();
+	local_irq_enable();
+}
+
+void ctEnterKernelForGood()
+{
+	/* A last system call that does not return to user mode. */
+	local_irq_disable();
+	enter_from_user_mode(nullptr);
+	instrumentation_begin();
+	local_irq_enable();
+	kshim::rcuEqsExit();
+}
+
+UserLoopStats ctUserLoop(const UserLoopConfig &cfg)
+{
+	UserLoopStats st;
+	volatile unsigned long work = 0;
+	u64 next = cfg.syscallPeriodNs ? nowNs() + cfg.syscallPeriodNs : ~0ull;
+
+	ctReturnToUser();
+
+	while (!cfg.stop->load(std::memory_order_relaxed)) {
+		/* user-mode work: touches no kernel text */
+		for (int i = 0; i < 64; i++)
+			work = work + i;
+		st.iterations++;
+		if ((st.iterations & 63) == 0 && nowNs() >= next) {
+			ctSyscall(cfg.syscallBody, cfg.arg);
+			st.syscalls++;
+			next = nowNs() + cfg.syscallPeriodNs;
+		}
+	}
+
+	ctEnterKernelForGood();
+	return st;
+}
+
+void ctIdleUntil(const std::atomic<bool> *until)
+{
+	local_irq_disable();
+	kshim::rcuEqsEnter();
+	ct_idle_enter();
+	/* sti; hlt: interrupts are taken while idle */
+	local_irq_enable();
+	while (!until->load(std::memory_order_relaxed))
+		cpu_relax();
+	local_irq_disable();
+	ct_idle_exit();
+	instrumentation_begin();
+	kshim::rcuEqsExit();
+	local_irq_enable();
+}
+
+} /* namespace pokelab */
+
+namespace {
+
+const kshim::IrqEntryHooks ctIrqHooks = {ct_irqentry_enter, ct_irqentry_exit};
+
+int ctEntryInit(std::string &)
+{
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		*per_cpu_ptr(&in_user_mode, cpu) = false;
+		*per_cpu_ptr(&irq_from_user, cpu) = false;
+	}
+	kshim::setIrqEntryHooks(&ctIrqHooks);
+	return 0;
+}
+
+kshim::BootHookRegistrar ctEntryHook({"ct_entry_init", kshim::BootStage::Early, ctEntryInit});
+
+} /* namespace */

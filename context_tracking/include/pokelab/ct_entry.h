@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The entry model: a CPU runs "user mode" code and enters the kernel by a
+ * syscall, by an interrupt (an IPI), or by leaving idle.
+ *
+ * The kernel-named entry functions (enter_from_user_mode(),
+ * exit_to_user_mode(), the irqentry hooks) live in the noinstr section;
+ * the task helpers below run them on a CPU thread. All run on the CPU they
+ * concern, from a cpuRun() task.
+ */
+#pragma once
+
+#include <atomic>
+
+#include <linux/types.h>
+
+struct pt_regs;
+
+/* Port of enter_from_user_mode(), include/linux/entry-common.h. IRQs off. noinstr. */
+void enter_from_user_mode(struct pt_regs *regs);
+/* Port of exit_to_user_mode(), include/linux/entry-common.h. IRQs off. noinstr. */
+void exit_to_user_mode(void);
+
+namespace pokelab {
+
+/*
+ * Leave the kernel for user mode (exit_to_user_mode(), RCU EQS) /
+ * come back for good (enter_from_user_mode() without a return). For task
+ * loops that write their own user-mode code; ctUserLoop() uses them.
+ */
+void ctReturnToUser();
+void ctEnterKernelForGood();
+
+/* A simulated system call from user mode: @fn(@arg) is its instrumentable body. */
+void ctSyscall(void (*fn)(void *), void *arg);
+
+struct UserLoopConfig {
+	const std::atomic<bool> *stop = nullptr;	/* loop until true */
+	u64 syscallPeriodNs = 1000000;	/* one syscall per period (0 = never) */
+	void (*syscallBody)(void *) = nullptr;	/* the syscall's kernel work (may be NULL) */
+	void *arg = nullptr;
+};
+
+struct UserLoopStats {
+	unsigned long iterations = 0;	/* user-mode loop iterations */
+	unsigned long syscalls = 0;
+};
+
+/*
+ * Run a user-mode loop on the calling CPU until *cfg.stop: leave the kernel
+ * (exit_to_user_mode(), RCU EQS), spin in user mode, enter the kernel only
+ * by a syscall every cfg.syscallPeriodNs (or by the IPIs that reach it),
+ * and come back to the kernel at the end. Task context on a CPU thread.
+ */
+UserLoopStats ctUserLoop(const UserLoopConfig &cfg);
+
+/* Go idle (ct_idle_enter(), IRQs on as in sti;hlt) until *until, then leave idle. */
+void ctIdleUntil(const std::atomic<bool> *until);
+
+/* Is the calling CPU in simulated user mode? (what user_mode(regs) reads) */
+bool ctInUserMode() noexcept;
+
+} /* namespace pokelab */
