@@ -2,7 +2,8 @@
 /*
  * pokelab: the command line.
  *
- *	pokelab demo [--cpus N] [--flips N] [BOOT-PARAM ...]
+ *	pokelab demo [--cpus N] [--flips N] [--trace FILE] [--trace-json FILE]
+ *		     [--trace-cpus LIST] [BOOT-PARAM ...]
  *
  * Bad arguments print one line naming the value and the accepted form and
  * exit with status 2.
@@ -15,8 +16,11 @@
 #include <fmt/format.h>
 
 #include <kernel_shim/boot.h>
+#include <kernel_shim/machine.h>
 
+#include "bench/bench.h"
 #include "demo/bpf_stats.h"
+#include "trace_output.h"
 
 namespace {
 
@@ -41,15 +45,39 @@ struct DemoOptions {
 	unsigned int cpus = 0;	/* 0 = the machine's default */
 	unsigned int flips = 20;
 	std::vector<std::string> params;
+	std::string traceFile;		/* --trace: trace-cmd report text */
+	std::string traceJson;		/* --trace-json: Chrome trace-event JSON */
+	std::string traceCpus;		/* --trace-cpus: CPU list filter */
+	std::string refs;		/* --refs: pokelab.refs= */
+	std::string sync;		/* --sync: pokelab.sync= */
+	std::string nohzFull;		/* --nohz-full: nohz_full= */
+	std::string ctDefer;		/* --ct-defer: pokelab.ct_defer= */
+	bool isolatedInKernel = false;	/* --isolated-in-kernel */
+	bool traceCpusSet = false;
 };
 
 int runDemo(const DemoOptions &o)
 {
 	std::string cmdline = joinParams(o.params);
 	std::string err;
+	pokelab::TraceFilter filter;
+	bool tracing = !o.traceFile.empty() || !o.traceJson.empty();
 
+	/* CPUs beyond --cpus are caught here, before the boot line; others after boot */
+	if ((o.traceCpusSet && !pokelab::parseTraceCpus(o.traceCpus, o.cpus, &filter, &err)) ||
+	    (!o.traceFile.empty() && !pokelab::checkWritable(o.traceFile, &err)) ||
+	    (!o.traceJson.empty() && !pokelab::checkWritable(o.traceJson, &err)))
+		return usageError(err);
 	if (o.cpus)
 		cmdline += fmt::format(" nr_cpus={}", o.cpus);
+	if (!o.refs.empty())
+		cmdline += " pokelab.refs=" + o.refs;
+	if (!o.sync.empty())
+		cmdline += " pokelab.sync=" + o.sync;
+	if (!o.nohzFull.empty())
+		cmdline += " nohz_full=" + o.nohzFull;
+	if (!o.ctDefer.empty())
+		cmdline += " pokelab.ct_defer=" + o.ctDefer;
 	if (kshim::boot(cmdline, &err))
 		return usageError(err);
 	if (nr_cpu_ids < 2) {
@@ -57,22 +85,50 @@ int runDemo(const DemoOptions &o)
 		return usageError(fmt::format("the demo needs at least 2 CPUs (CPU 0 patches, the "
 					      "others run the sites); got nr_cpus={}", nr_cpu_ids));
 	}
+	if (o.traceCpusSet && !pokelab::parseTraceCpus(o.traceCpus, nr_cpu_ids, &filter, &err)) {
+		kshim::shutdown();
+		return usageError(err);
+	}
 
 	fmt::print("{}\n", kshim::machineLine());
 	fmt::print("demo: {} bpf_prog_run() sites of bpf_stats_enabled_key on CPUs 1-{}; CPU 0 "
-		   "flips kernel.bpf_stats_enabled {} times\n\n",
+		   "flips kernel.bpf_stats_enabled {} times\n",
 		   pokelab::kNrBpfSites, nr_cpu_ids - 1, o.flips);
-	std::fflush(stdout);
 
 	pokelab::BpfStatsConfig cfg;
 	cfg.flips = o.flips;
+	/* v5's bug only bites a CPU that is in the kernel when the flip patches. */
+	cfg.isolatedInKernel = o.isolatedInKernel || o.ctDefer == "v5";
+	if (!cpumask_empty(kshim::nohzFullMask()))
+		fmt::print("demo: nohz_full CPUs {} run a user-mode loop; their system calls come "
+			   "{}\n", kshim::cpumaskPrintList(kshim::nohzFullMask()),
+			   cfg.isolatedInKernel
+				   ? "while each flip patches (they sit inside one: the v5 replay)"
+				   : "between flips, so every flip finds them in user mode");
+	fmt::print("\n");
+	std::fflush(stdout);
 	cfg.onFlip = [](unsigned int, unsigned int nr, u64 ns) {
 		fmt::print("smp_text_poke_batch_finish(nr_entries={}): took {} usec\n", nr,
 			   ns / 1000);
 		std::fflush(stdout);
 	};
+	pokelab::TraceCounters before = pokelab::readTraceCounters();
+	if (tracing)
+		kshim::traceStart();
 	pokelab::BpfStatsResult r = pokelab::runBpfStats(cfg);
+	kshim::traceStop();
 	fmt::print("{}", pokelab::formatBpfStats(r));
+	if (tracing) {
+		kshim::TraceSnapshot snap = kshim::traceSnapshot();
+		pokelab::TraceCounters counted = pokelab::readTraceCounters() - before;
+
+		fmt::print("{}", pokelab::formatTraceSummary(snap, counted, filter));
+		if (!pokelab::writeTraceFiles(snap, filter, o.traceFile, o.traceJson, &err)) {
+			fmt::print(stderr, "pokelab: {}\n", err);
+			kshim::shutdown();
+			return 1;
+		}
+	}
 	kshim::shutdown();
 	return r.ok() ? 0 : 1;
 }
@@ -94,8 +150,37 @@ int main(int argc, char **argv)
 		->check(CLI::Range(2u, 512u));
 	d->add_option("--flips", demo.flips, "Key flips (1..100000)")
 		->check(CLI::Range(1u, 100000u));
+	d->add_option("--trace", demo.traceFile,
+		      "Write the ipi/csd events as trace-cmd report text");
+	d->add_option("--trace-json", demo.traceJson,
+		      "Write the ipi/csd events as Chrome trace-event JSON (Perfetto)");
+	d->add_option_function<std::string>("--trace-cpus", [&demo](const std::string &v) {
+			demo.traceCpus = v;
+			demo.traceCpusSet = true;
+		}, "Trace only events aimed at these CPUs (CPU list, e.g. 1-3,5)");
+	d->add_option("--refs", demo.refs,
+		      "INT3 handler refcount: percpu (v6.16) or global (v6.15's bp_desc.refs); "
+		      "boot parameter pokelab.refs=")
+		->check(CLI::IsMember({"percpu", "global"}));
+	d->add_option("--sync", demo.sync,
+		      "Sync back-end: ipi (on_each_cpu) or membarrier "
+		      "(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE); boot parameter pokelab.sync=")
+		->check(CLI::IsMember({"ipi", "membarrier"}));
+	d->add_option("--nohz-full", demo.nohzFull,
+		      "Isolated CPUs (CPU list): they run a user loop instead of the sites; "
+		      "boot parameter nohz_full=");
+	d->add_option("--ct-defer", demo.ctDefer,
+		      "How isolated CPUs are spared sync IPIs: off (mainline), v7 (default with "
+		      "nohz_full), v5 (the bug, replayed), catchup (v8 RFC); boot parameter "
+		      "pokelab.ct_defer=")
+		->check(CLI::IsMember({"off", "v7", "v5", "catchup"}));
+	d->add_flag("--isolated-in-kernel", demo.isolatedInKernel,
+		    "Isolated CPUs sit inside a system call while each flip patches (implied by "
+		    "--ct-defer v5)");
 	d->add_option("params", demo.params,
 		      "Boot parameters, kernel command-line style (nr_cpus=N nohz_full=LIST ...)");
+
+	pokelab::bench::addBenchSubcommand(app);
 
 	try {
 		app.parse(argc, argv);
@@ -109,5 +194,7 @@ int main(int argc, char **argv)
 
 	if (d->parsed())
 		return runDemo(demo);
+	if (pokelab::bench::benchParsed())
+		return pokelab::bench::runSelectedBench();
 	return usageError("no command given; try 'pokelab --help'");
 }
