@@ -19,6 +19,7 @@
 #include <kernel_shim/machine.h>
 
 #include "bench/bench.h"
+#include "scenarios/scenario.h"
 #include "demo/bpf_stats.h"
 #include "trace_output.h"
 
@@ -181,6 +182,7 @@ int main(int argc, char **argv)
 		      "Boot parameters, kernel command-line style (nr_cpus=N nohz_full=LIST ...)");
 
 	pokelab::bench::addBenchSubcommand(app);
+	pokelab::scenario::addScenarioCommands(app);
 
 	try {
 		app.parse(argc, argv);
@@ -196,5 +198,7 @@ int main(int argc, char **argv)
 		return runDemo(demo);
 	if (pokelab::bench::benchParsed())
 		return pokelab::bench::runSelectedBench();
+	if (pokelab::scenario::scenarioParsed())
+		return pokelab::scenario::runSelectedScenario();
 	return usageError("no command given; try 'pokelab --help'");
 }

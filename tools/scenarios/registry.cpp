@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pokelab run / pokelab reproduce: the scenario registry and shared report
+ * helpers.
+ */
+#include <algorithm>
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <kernel_shim/boot.h>
+
+#include "scenario.h"
+
+namespace pokelab::scenario {
+
+namespace {
+
+std::vector<Scenario> &table()
+{
+	static std::vector<Scenario> t;
+	return t;
+}
+
+Common common;
+CLI::App *runCmd;
+CLI::App *reproduceCmd;
+std::vector<std::pair<CLI::App *, int (*)(const Common &)>> runners;
+
+} /* namespace */
+
+void registerScenario(const Scenario &s)
+{
+	table().push_back(s);
+}
+
+const std::vector<Scenario> &scenarios()
+{
+	return table();
+}
+
+void Progress::stage(const std::string &what)
+{
+	done();
+	stage_ = what;
+	if (quiet_)
+		return;
+	fmt::print(stderr, "[{}] {}", name_, stage_);
+	std::fflush(stderr);
+	open_ = true;
+}
+
+void Progress::step(unsigned long i, unsigned long n)
+{
+	if (quiet_)
+		return;
+	fmt::print(stderr, "\r[{}] {}: {}/{}", name_, stage_, i, n);
+	std::fflush(stderr);
+	open_ = true;
+}
+
+void Progress::done()
+{
+	if (quiet_ || !open_)
+		return;
+	fmt::print(stderr, "\n");
+	open_ = false;
+}
+
+std::string reportHeader(const std::string &seed, const std::string &title)
+{
+	return fmt::format("\n== seed {}: {} ==\n{}\n", seed, title, kshim::machineLine());
+}
+
+std::string claimTable(const std::vector<std::vector<std::string>> &rows)
+{
+	std::vector<std::vector<std::string>> all = {{"", "kernel (patch mail)", "pokelab",
+						      "ratio / count"}};
+	std::vector<size_t> w(4, 0);
+	std::string out;
+
+	all.insert(all.end(), rows.begin(), rows.end());
+	for (const auto &r : all)
+		for (size_t i = 0; i < 4 && i < r.size(); i++)
+			w[i] = std::max(w[i], r[i].size());
+	for (const auto &r : all) {
+		for (size_t i = 0; i < 4; i++) {
+			std::string cell = i < r.size() ? r[i] : "";
+
+			out += fmt::format("{:<{}}{}", cell, w[i], i < 3 ? " | " : "\n");
+		}
+	}
+	return out;
+}
+
+void addScenarioCommands(CLI::App &app)
+{
+	runCmd = app.add_subcommand("run", "Run one scenario that reproduces a kernel result");
+	runCmd->require_subcommand(1);
+	runCmd->add_flag("--quiet", common.quiet, "No progress on stderr");
+	for (const Scenario &s : scenarios()) {
+		CLI::App *sub = runCmd->add_subcommand(
+			s.name, fmt::format("seed {}: {}", s.seeds, s.help));
+
+		sub->add_flag("--quiet", common.quiet, "No progress on stderr");
+		runners.push_back({sub, s.setup(sub)});
+	}
+
+	reproduceCmd = app.add_subcommand(
+		"reproduce", "Run every scenario at a size that takes about a minute on 2 vCPUs and "
+			     "print each seed's table");
+	reproduceCmd->add_flag("--quiet", common.quiet, "No progress on stderr");
+}
+
+bool scenarioParsed()
+{
+	return (runCmd && runCmd->parsed()) || (reproduceCmd && reproduceCmd->parsed());
+}
+
+int runSelectedScenario()
+{
+	if (reproduceCmd && reproduceCmd->parsed()) {
+		int worst = 0;
+
+		for (const Scenario &s : scenarios())
+			worst = std::max(worst, s.reproduce(common));
+		return worst;
+	}
+	for (const auto &[sub, run] : runners)
+		if (sub->parsed())
+			return run(common);
+	return 2;
+}
+
+} /* namespace pokelab::scenario */
