@@ -172,7 +172,8 @@ void raceCase(Where from, Where to, bool expect)
 	const int isolated = 3;
 
 	raceTarget = isolated;
-	raceFrom = new Parked(isolated, from);
+	Parked *fromObj = new Parked(isolated, from);
+	raceFrom = fromObj;
 	raceTo = to;
 	pokelab::ctSetCpuWorkRaceHook = moveTarget;
 	bool got = ct_set_cpu_work(isolated, CT_WORK_SYNC);
@@ -180,7 +181,11 @@ void raceCase(Where from, Where to, bool expect)
 
 	EXPECT_EQ(got, expect);
 	EXPECT_EQ(workPending(isolated), expect);
+	/* The hook must have moved the target; either way nothing leaks. */
+	EXPECT_EQ(raceFrom, nullptr);
+	raceFrom = nullptr;
 	delete raceNew;
+	delete fromObj;
 	raceNew = nullptr;
 	raceTarget = -1;
 }
