@@ -11,11 +11,15 @@
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstring>
 
+#include <asm/processor.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/cpu.h>
 #include <linux/jump_label.h>
+#include <linux/kdebug.h>
 #include <linux/static_call.h>
 #include <pokelab/bug_switches.h>
 #include <pokelab/text_poke_stats.h>
@@ -262,6 +266,169 @@ TEST_F(BugReplay, Fix224fa3552029DisableBrownPaperBag)
 	/* bug put back: jump_label_update() re-patches a JMP to a JMP: __jump_label_patch BUGs */
 	pokelab_bugs.disable_cmpxchg_bool_224fa3552029 = true;
 	EXPECT_DEATH(disable_racing_inc(), "unexpected op");
+}
+
+/*
+ * --- 285a54efe386 and efd608fa7403: the legacy descriptor (v5.5, v5.6) ---
+ *
+ * Both races need an INT3 handler that starts after the batch's last sync,
+ * which a sync cannot wait for: in the kernel a kprobe's INT3, or a site
+ * whose new first byte is INT3 (phase 3 leaves it). Here that is site 4,
+ * poked to INT3 and claimed by a die notifier, as a kprobe would be. The
+ * hook before the teardown runs site 4 on CPU 1 and waits until its handler
+ * is parked in the window; the teardown (or, for efd608fa7403, the stack
+ * reuse after finish returned) then lets it go.
+ */
+
+std::atomic<int> legacy_in_window;	/* handler parked in its window */
+std::atomic<int> legacy_go;		/* let it go on */
+std::atomic<int> legacy_cpu1_done;
+int legacy_claimed;
+int legacy_result;
+
+int claim_legacy_site4(struct notifier_block *, unsigned long val, void *data)
+{
+	struct pt_regs *regs = ((struct die_args *)data)->regs;
+
+	if (val != DIE_INT3 || regs->ip - INT3_INSN_SIZE != (unsigned long)site(4))
+		return NOTIFY_DONE;
+	legacy_claimed++;
+	regs->ip = (unsigned long)site(4) + 5;	/* as a kprobe would: step over the site */
+	return NOTIFY_STOP;
+}
+
+struct notifier_block legacy_nb = {claim_legacy_site4, nullptr, 0};
+
+/* Signal context on CPU 1: park until told. Only atomics. */
+void legacy_park_handler(void)
+{
+	legacy_in_window.fetch_add(1);
+	while (!legacy_go.load())
+		cpu_relax();
+}
+
+/* CPU 0, text_mutex held, after the last sync: CPU 1 traps on site 4 and parks. */
+void legacy_run_site4_on_cpu1(void)
+{
+	kshim::cpuRun(1, [] {
+		legacy_result = call_slot(4, 1);
+		legacy_cpu1_done.store(1);
+	});
+	while (!legacy_in_window.load())
+		cpu_relax();
+}
+
+void legacy_release_handler(void)
+{
+	legacy_go.store(1);
+}
+
+/* Poke INT3 onto site 4 with a single poke, under the legacy descriptor @mode. */
+void legacy_poke_int3_site4(int mode)
+{
+	const unsigned char int3 = INT3_INSN_OPCODE;
+
+	legacy_in_window = 0;
+	legacy_go = 0;
+	legacy_cpu1_done = 0;
+	legacy_claimed = 0;
+	legacy_result = 0;
+	pokelab_bugs.legacy_desc = mode;
+	pokelab_hooks.legacy_handler_window = legacy_park_handler;
+	pokelab_hooks.legacy_before_teardown = legacy_run_site4_on_cpu1;
+	mutex_lock(&text_mutex);
+	smp_text_poke_single(site(4), &int3, 1, NULL);
+	mutex_unlock(&text_mutex);
+}
+
+/* Checker: the handler parked once and declined, the notifier took the trap, CPU 1 went on. */
+void expect_handler_declined_cleanly(void)
+{
+	kshim::cpuWait(1);
+	EXPECT_EQ(legacy_in_window.load(), 1);
+	EXPECT_EQ(legacy_claimed, 1);
+	EXPECT_EQ(legacy_result, 2);
+	EXPECT_EQ(*(unsigned char *)site(4), INT3_INSN_OPCODE);
+}
+
+/* v5.5 teardown: the handler resumes right after the teardown's first store. */
+void null_vec_race(void)
+{
+	pokelab_hooks.legacy_teardown_first_store = legacy_release_handler;
+	legacy_poke_int3_site4(POKELAB_LEGACY_DESC_V5_5);
+	kshim::cpuWait(1);
+}
+
+TEST_F(BugReplay, Fix285a54efe386NullDescriptorRace)
+{
+	ASSERT_EQ(register_die_notifier(&legacy_nb), 0);
+
+	/*
+	 * fixed (nr_entries = 0, sync, vec = NULL): the sync waits for the
+	 * parked handler, which finds vec still set, site 4 an explicit INT3,
+	 * and declines it.
+	 */
+	null_vec_race();
+	expect_handler_declined_cleanly();
+
+	/*
+	 * bug put back (vec = NULL first, no sync): the handler saw
+	 * nr_entries != 0 and now reads a NULL vec, the kernel's
+	 * "RIP: poke_int3_handler+0x39".
+	 */
+	reset_slots();
+	pokelab_bugs.null_vec_285a54efe386 = true;
+	EXPECT_EXIT(null_vec_race(), ::testing::KilledBySignal(SIGSEGV), "");
+	EXPECT_EQ(unregister_die_notifier(&legacy_nb), 0);
+}
+
+/*
+ * Runs where finish's frame was: fill the stack with non-zero garbage, let
+ * the handler go and wait for CPU 1. Returns how many garbage bytes changed
+ * under us (a handler writing into memory it no longer owns).
+ */
+__noinline int reuse_stack_then_release(void)
+{
+	volatile unsigned char frame[16384];
+	int changed = 0;
+
+	for (size_t i = 0; i < sizeof(frame); i++)
+		frame[i] = 0x5a;
+	legacy_release_handler();
+	while (!legacy_cpu1_done.load())
+		cpu_relax();
+	for (size_t i = 0; i < sizeof(frame); i++)
+		changed += frame[i] != 0x5a;
+	return changed;
+}
+
+/* v5.6: the handler read bp_desc, then finish unpublished, dropped its ref and returned. */
+int stack_desc_race(void)
+{
+	legacy_poke_int3_site4(POKELAB_LEGACY_DESC_V5_6);
+	return reuse_stack_then_release();
+}
+
+TEST_F(BugReplay, FixEfd608fa7403StackDescriptorUseAfterScope)
+{
+	ASSERT_EQ(register_die_notifier(&legacy_nb), 0);
+
+	/*
+	 * fixed (static descriptor): the parked handler's inc_not_zero sees
+	 * the drained refs == 0 and declines; nothing on the stack is touched.
+	 */
+	EXPECT_EQ(stack_desc_race(), 0);
+	expect_handler_declined_cleanly();
+
+	/*
+	 * bug put back (descriptor in finish's frame): the handler's
+	 * inc_not_zero hits the reused stack's garbage (non-zero: "success"),
+	 * corrupts it and follows its garbage vec.
+	 */
+	reset_slots();
+	pokelab_bugs.stack_desc_efd608fa7403 = true;
+	EXPECT_EXIT(stack_desc_race(), ::testing::KilledBySignal(SIGSEGV), "");
+	EXPECT_EQ(unregister_die_notifier(&legacy_nb), 0);
 }
 
 } /* namespace */
