@@ -220,6 +220,23 @@ void text_poke_early(void *addr, const void *opcode, size_t len)
 	local_irq_restore(flags);
 }
 
+/*
+ * userspace: pokelab's experiment of seed 004 (batched sync_core() in
+ * apply_alternatives(), never merged): the write half of text_poke_early()
+ * alone. The caller has IRQs off and owes a sync_core() followed by
+ * kshim::textGenEndSync() and pokelab_text_poke_early_synced(). Returns the
+ * text generation the write made.
+ */
+unsigned long pokelab_text_poke_early_write(void *addr, const void *opcode, size_t len)
+{
+	unsigned long gen;
+
+	text_poke_memcpy(addr, opcode, len);
+	gen = kshim::textGenBump();
+	pokelab_text_poke_early_written();
+	return gen;
+}
+
 /* Port of do_sync_core(), arch/x86/kernel/alternative.c */
 void do_sync_core(void *info)
 {
@@ -353,6 +370,36 @@ static DEFINE_PER_CPU(atomic_t, text_poke_array_refs);
 /* userspace: pokelab.refs=global, the v6.15 bp_desc.refs (one count shared by all CPUs) */
 static atomic_t text_poke_array_refs_global;
 
+/*
+ * userspace: false-sharing census (not in the kernel). For each refs cache
+ * line, the CPU that wrote it last (one cache-line slot per line, written
+ * with an atomic exchange, so the census shares lines the way the refs
+ * do); a write whose previous writer was another CPU is a cross-CPU write,
+ * counted per writing CPU. Line NR_CPUS-1's slot stands for the global count
+ * (pokelab.refs=global); the per-CPU count of CPU c is line c. Signal-safe:
+ * plain atomics on static storage.
+ */
+static DEFINE_PER_CPU(int, text_poke_refs_writer);
+static DEFINE_PER_CPU(unsigned long, text_poke_refs_xcpu);	/* by the writing CPU */
+static unsigned long text_poke_refs_patcher_writes;	/* publish + drain, by the patcher */
+
+#define TEXT_POKE_REFS_GLOBAL_LINE (NR_CPUS - 1)
+
+static __always_inline void text_poke_refs_written(int line)
+{
+	int me = raw_smp_processor_id();
+	int prev = __atomic_exchange_n(per_cpu_ptr(&text_poke_refs_writer, line), me,
+				       __ATOMIC_RELAXED);
+
+	if (prev >= 0 && prev != me)
+		this_cpu_inc(text_poke_refs_xcpu);
+}
+
+static __always_inline int text_poke_refs_this_line(void)
+{
+	return text_poke_refs_global ? TEXT_POKE_REFS_GLOBAL_LINE : raw_smp_processor_id();
+}
+
 static __always_inline atomic_t *text_poke_refs_this_cpu(void)
 {
 	if (text_poke_refs_global)
@@ -368,6 +415,7 @@ static __always_inline bool try_get_text_poke_array(void)
 
 	if (!raw_atomic_inc_not_zero(refs))
 		return false;
+	text_poke_refs_written(text_poke_refs_this_line());	/* userspace: census */
 
 	return true;
 }
@@ -381,6 +429,7 @@ static __always_inline void put_text_poke_array(void)
 	/* Our reads of the array are done before the ref goes; pairs with the drain in finish. */
 	smp_mb__before_atomic();
 	raw_atomic_dec(refs);
+	text_poke_refs_written(text_poke_refs_this_line());	/* userspace: census */
 }
 
 static __always_inline void *text_poke_addr(const struct smp_text_poke_loc *tpl)
@@ -441,6 +490,199 @@ static __always_inline int text_poke_int3_gone(struct pt_regs *regs)
 }
 
 /*
+ * userspace: test-only legacy descriptor mode (pokelab_bugs.legacy_desc), so
+ * that the bug replays of 285a54efe386 and efd608fa7403 run on the structure
+ * those bugs lived in. The batch still fills text_poke_array (and still
+ * publishes and drains the v6.16 refs); finish also publishes it through the
+ * old descriptor, and the INT3 handler then reads only the descriptor:
+ *  - POKELAB_LEGACY_DESC_V5_5: bp_patching of v5.5 (vec + nr_entries, no
+ *    refs; the handler's "nr_entries != 0" is its only guard), torn down in
+ *    the order of 285a54efe386 (nr_entries = 0, sync, vec = NULL), or with
+ *    null_vec_285a54efe386 in the order before it (vec = NULL first, no sync);
+ *  - POKELAB_LEGACY_DESC_V5_6: the bp_desc pointer and refs of
+ *    1f676247f36a (v5.6..v5.19). The descriptor is static storage, which is
+ *    what efd608fa7403 made it; with stack_desc_efd608fa7403 it lives in
+ *    smp_text_poke_batch_finish()'s frame, as in text_poke_bp_batch() before.
+ * Never used outside tests: every switch is off unless a test sets it.
+ */
+
+/* Port of struct bp_patching_desc, arch/x86/kernel/alternative.c, v5.6 */
+struct bp_patching_desc {
+	struct smp_text_poke_loc *vec;
+	int nr_entries;
+	atomic_t refs;
+};
+
+/* v5.5's static descriptor; in V5_6 mode the storage bp_desc points at (the efd608fa7403 fix) */
+static struct bp_patching_desc bp_patching;
+/* v5.6's published pointer (in V5_5 mode it always points at bp_patching) */
+static struct bp_patching_desc *bp_desc;
+
+/* Port of try_get_desc(), arch/x86/kernel/alternative.c, v5.6 (before efd608fa7403) */
+static __always_inline struct bp_patching_desc *try_get_desc(struct bp_patching_desc **descp)
+{
+	struct bp_patching_desc *desc = READ_ONCE(*descp);	/* rcu_dereference */
+
+	if (!desc)
+		return NULL;
+	/* userspace: test hook, the window between the pointer read and the inc */
+	if (unlikely(pokelab_hooks.legacy_handler_window))
+		pokelab_hooks.legacy_handler_window();
+	if (!raw_atomic_inc_not_zero(&desc->refs))
+		return NULL;
+
+	return desc;
+}
+
+/* Port of put_desc(), arch/x86/kernel/alternative.c, v5.6 */
+static __always_inline void put_desc(struct bp_patching_desc *desc)
+{
+	smp_mb__before_atomic();
+	raw_atomic_dec(&desc->refs);
+}
+
+/*
+ * Port of poke_int3_handler(), arch/x86/kernel/alternative.c, v5.5
+ * (bp_patching) and v5.6 (bp_desc). Signal context, like the v6.16 handler.
+ */
+static int poke_int3_handler(struct pt_regs *regs)
+{
+	bool v5_5 = pokelab_bugs.legacy_desc == POKELAB_LEGACY_DESC_V5_5;
+	struct bp_patching_desc *desc;
+	struct smp_text_poke_loc *tp;
+	int ret = 0;
+	char *ip;
+
+	if (user_mode(regs))
+		return 0;
+
+	/* Having seen our INT3, we see the descriptor published before it. */
+	smp_rmb();
+
+	if (v5_5) {
+		desc = READ_ONCE(bp_desc);
+		/* v5.5: a non-zero nr_entries was the only sign of a live batch */
+		if (!desc || likely(!READ_ONCE(desc->nr_entries)))
+			return 0;
+		/* userspace: test hook, the window after the nr_entries check */
+		if (unlikely(pokelab_hooks.legacy_handler_window))
+			pokelab_hooks.legacy_handler_window();
+	} else {
+		desc = try_get_desc(&bp_desc);
+		if (!desc)
+			return 0;
+	}
+
+	ip = (char *)regs->ip - INT3_INSN_SIZE;
+
+	/* nr_entries is read again here, as the kernel did */
+	if (unlikely(READ_ONCE(desc->nr_entries) > 1)) {
+		tp = (struct smp_text_poke_loc *)__inline_bsearch(
+			ip, READ_ONCE(desc->vec), READ_ONCE(desc->nr_entries),
+			sizeof(struct smp_text_poke_loc), patch_cmp);
+		if (!tp)
+			goto out_put;
+	} else {
+		tp = READ_ONCE(desc->vec);
+		if (text_poke_addr(tp) != ip)	/* 285a54efe386: tp == NULL here */
+			goto out_put;
+	}
+
+	ip += tp->len;
+
+	switch (tp->opcode) {
+	case INT3_INSN_OPCODE:
+		/* Somebody poked an explicit INT3: theirs to handle. */
+		goto out_put;
+
+	case RET_INSN_OPCODE:
+		int3_emulate_ret(regs);
+		break;
+
+	case CALL_INSN_OPCODE:
+		int3_emulate_call(regs, (long)ip + tp->disp);
+		break;
+
+	case JMP32_INSN_OPCODE:
+	case JMP8_INSN_OPCODE:
+		int3_emulate_jmp(regs, (long)ip + tp->disp);
+		break;
+
+	case 0x70 ... 0x7f: /* Jcc */
+		int3_emulate_jcc(regs, tp->opcode & 0xf, (long)ip, tp->disp);
+		break;
+
+	default:
+		BUG();
+	}
+
+	this_cpu_inc(int3_emulated);	/* userspace: report counter */
+	ret = 1;
+
+out_put:
+	if (!v5_5)
+		put_desc(desc);
+	return ret;
+}
+
+/*
+ * Publish the batch through the legacy descriptor: text_poke_bp_batch(),
+ * arch/x86/kernel/alternative.c, v5.5 (field stores; the smp_wmb() before
+ * the INT3 writes is finish's) and v5.6 (smp_store_release of the pointer).
+ * @stack_desc is finish's local, used only with stack_desc_efd608fa7403.
+ */
+static void bp_desc_publish(struct bp_patching_desc *stack_desc)
+{
+	struct bp_patching_desc *desc = &bp_patching;
+
+	if (pokelab_bugs.legacy_desc == POKELAB_LEGACY_DESC_V5_5) {
+		WRITE_ONCE(bp_patching.vec, &text_poke_array.vec[0]);
+		WRITE_ONCE(bp_patching.nr_entries, text_poke_array.nr_entries);
+		WRITE_ONCE(bp_desc, &bp_patching);
+		return;
+	}
+	if (pokelab_bugs.stack_desc_efd608fa7403)
+		desc = stack_desc;	/* as text_poke_bp_batch()'s local before efd608fa7403 */
+	desc->vec = text_poke_array.vec;
+	desc->nr_entries = text_poke_array.nr_entries;
+	atomic_set(&desc->refs, 1);
+	smp_store_release(&bp_desc, desc);	/* rcu_assign_pointer */
+}
+
+/* The end of text_poke_bp_batch(), v5.5 (after 285a54efe386) and v5.6 (1f676247f36a) */
+static void bp_desc_teardown(void)
+{
+	struct bp_patching_desc *desc;
+
+	if (unlikely(pokelab_hooks.legacy_before_teardown))
+		pokelab_hooks.legacy_before_teardown();
+
+	if (pokelab_bugs.legacy_desc == POKELAB_LEGACY_DESC_V5_5) {
+		if (pokelab_bugs.null_vec_285a54efe386) {
+			/* before 285a54efe386: a handler can see nr_entries with no vec */
+			WRITE_ONCE(bp_patching.vec, NULL);
+			if (unlikely(pokelab_hooks.legacy_teardown_first_store))
+				pokelab_hooks.legacy_teardown_first_store();
+			WRITE_ONCE(bp_patching.nr_entries, 0);
+			return;
+		}
+		WRITE_ONCE(bp_patching.nr_entries, 0);
+		if (unlikely(pokelab_hooks.legacy_teardown_first_store))
+			pokelab_hooks.legacy_teardown_first_store();
+		/* Every handler that saw nr_entries != 0 has finished: vec may go. */
+		smp_text_poke_sync_each_cpu();	/* text_poke_sync() */
+		WRITE_ONCE(bp_patching.vec, NULL);
+		return;
+	}
+
+	/* synchronize_rcu() by hand: unpublish, drop our ref, wait for the handlers' */
+	desc = bp_desc;
+	WRITE_ONCE(bp_desc, NULL);	/* RCU_INIT_POINTER */
+	if (!atomic_dec_and_test(&desc->refs))
+		atomic_cond_read_acquire(&desc->refs, !VAL);
+}
+
+/*
  * Port of smp_text_poke_int3_handler(), arch/x86/kernel/alternative.c, v6.16.
  * Runs in the SIGTRAP handler: nothing here allocates, locks, logs, or runs
  * code that a batch could be patching.
@@ -450,6 +692,10 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 	struct smp_text_poke_loc *tpl;
 	int ret = 0;
 	char *ip;
+
+	/* userspace: test-only legacy descriptor mode, see poke_int3_handler() */
+	if (unlikely(pokelab_bugs.legacy_desc))
+		return poke_int3_handler(regs);
 
 	if (user_mode(regs))
 		return 0;
@@ -537,11 +783,17 @@ void smp_text_poke_batch_finish(void)
 	/* userspace: timing and sync-round count for pokelab's report */
 	u64 t0 = now_ns();
 	unsigned long rounds0 = __atomic_load_n(&poke_stats.syncRounds, __ATOMIC_RELAXED);
+	/* userspace: the efd608fa7403 replay's descriptor, in this frame as in v5.6 */
+	struct bp_patching_desc stack_desc;
 
 	if (!text_poke_array.nr_entries)
 		return;
 
 	lockdep_assert_held(&text_mutex);
+
+	/* userspace: test-only legacy descriptor mode, published before the refs */
+	if (unlikely(pokelab_bugs.legacy_desc))
+		bp_desc_publish(&stack_desc);
 
 	/*
 	 * Publish the array before any INT3 can be hit: a handler that gets a
@@ -551,9 +803,14 @@ void smp_text_poke_batch_finish(void)
 	if (text_poke_refs_global) {
 		/* userspace: refs=global, as text_poke_bp_batch() of v6.15 */
 		atomic_set_release(&text_poke_array_refs_global, 1);
+		text_poke_refs_written(TEXT_POKE_REFS_GLOBAL_LINE);	/* userspace: census */
+		text_poke_refs_patcher_writes++;
 	} else {
-		for_each_possible_cpu(i)
+		for_each_possible_cpu(i) {
 			atomic_set_release(per_cpu_ptr(&text_poke_array_refs, i), 1);
+			text_poke_refs_written(i);	/* userspace: census */
+			text_poke_refs_patcher_writes++;
+		}
 	}
 
 	/* userspace: cond_resched() has no scheduler to yield to; the task keeps running */
@@ -633,6 +890,10 @@ void smp_text_poke_batch_finish(void)
 	if (do_sync)
 		__smp_text_poke_sync_each_cpu(cond);
 
+	/* userspace: test-only legacy descriptor mode */
+	if (unlikely(pokelab_bugs.legacy_desc))
+		bp_desc_teardown();
+
 	/*
 	 * Drop our refs and wait for handlers still holding one. Once phase 3
 	 * removed the INT3s, its sync already waited for every handler, so
@@ -641,13 +902,20 @@ void smp_text_poke_batch_finish(void)
 	 */
 	if (text_poke_refs_global) {
 		/* userspace: refs=global, as text_poke_bp_batch() of v6.15 */
-		if (!atomic_dec_and_test(&text_poke_array_refs_global))
+		bool last = atomic_dec_and_test(&text_poke_array_refs_global);
+
+		text_poke_refs_written(TEXT_POKE_REFS_GLOBAL_LINE);	/* userspace: census */
+		text_poke_refs_patcher_writes++;
+		if (!last)
 			atomic_cond_read_acquire(&text_poke_array_refs_global, !VAL);
 	} else {
 		for_each_possible_cpu(i) {
 			atomic_t *refs = per_cpu_ptr(&text_poke_array_refs, i);
+			bool last = atomic_dec_and_test(refs);
 
-			if (unlikely(!atomic_dec_and_test(refs)))
+			text_poke_refs_written(i);	/* userspace: census */
+			text_poke_refs_patcher_writes++;
+			if (unlikely(!last))
 				atomic_cond_read_acquire(refs, !VAL);
 		}
 	}
@@ -845,6 +1113,16 @@ unsigned long syncsDeferred(int cpu) noexcept
 	return __atomic_load_n(per_cpu_ptr(&syncs_deferred, cpu), __ATOMIC_RELAXED);
 }
 
+unsigned long refsCrossCpuWrites(int cpu) noexcept
+{
+	return __atomic_load_n(per_cpu_ptr(&text_poke_refs_xcpu, cpu), __ATOMIC_RELAXED);
+}
+
+unsigned long refsPatcherWrites() noexcept
+{
+	return __atomic_load_n(&text_poke_refs_patcher_writes, __ATOMIC_RELAXED);
+}
+
 unsigned long int3Emulated(int cpu) noexcept
 {
 	return __atomic_load_n(per_cpu_ptr(&int3_emulated, cpu), __ATOMIC_RELAXED);
@@ -859,7 +1137,11 @@ void resetTextPokeStats() noexcept
 		__atomic_store_n(per_cpu_ptr(&int3_emulated, cpu), 0, __ATOMIC_RELAXED);
 		__atomic_store_n(per_cpu_ptr(&sync_core_runs, cpu), 0, __ATOMIC_RELAXED);
 		__atomic_store_n(per_cpu_ptr(&syncs_deferred, cpu), 0, __ATOMIC_RELAXED);
+		__atomic_store_n(per_cpu_ptr(&text_poke_refs_writer, cpu), -1, __ATOMIC_RELAXED);
+		__atomic_store_n(per_cpu_ptr(&text_poke_refs_xcpu, cpu), 0, __ATOMIC_RELAXED);
 	}
+	text_poke_refs_patcher_writes = 0;
+	resetInt3HandlerNs();
 }
 
 } /* namespace pokelab */

@@ -41,6 +41,9 @@
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/smp.h>
+#include <kernel_shim/text_gen.h>
+#include <linux/irqflags.h>
+#include <pokelab/alt_batch.h>
 #include <pokelab/alt_test.h>
 
 int debug_alternative;
@@ -599,6 +602,60 @@ __noinline void apply_alternatives(struct alt_instr *start, struct alt_instr *en
 }
 
 /*
+ * pokelab experiment (seed 004), not a port: the apply_alternatives() pass
+ * with the serialisation made explicit, so that one sync_core() per site
+ * (what text_poke_early() does upstream) can be set against one for the
+ * whole pass under IRQs off. Batching was proposed but never merged
+ * (kernel-map.md 2.5). Each site goes through the same
+ * analyze_patch_site() / prep_patch_site() / optimize_nops() steps as
+ * apply_alternatives(); only the write and the sync differ.
+ */
+void pokelab_apply_alternatives_pass(const struct pokelab_alt_table *tables, int nr,
+				     struct pokelab_alt_pass *pass)
+{
+	unsigned long flags = 0, gen = 0;
+
+	if (pass->batched)
+		local_irq_save(flags);
+
+	for (int t = 0; t < nr; t++) {
+		struct alt_instr *a = tables[t].start;
+
+		while (a < tables[t].end) {
+			struct patch_site ps = {};
+
+			a = analyze_patch_site(&ps, a, tables[t].end);
+			prep_patch_site(&ps);
+			optimize_nops(ps.instr, ps.buff, ps.len);
+
+			if (pass->batched) {
+				gen = pokelab_text_poke_early_write(ps.instr, ps.buff, ps.len);
+			} else {
+				/* text_poke_early()'s steps, with the pass's sync_core() flavour */
+				local_irq_save(flags);
+				gen = pokelab_text_poke_early_write(ps.instr, ps.buff, ps.len);
+				pass->sync();
+				pass->syncs++;
+				kshim::textGenEndSync(gen);
+				pokelab_text_poke_early_synced();
+				local_irq_restore(flags);
+			}
+			pass->sites++;
+		}
+	}
+
+	if (pass->batched) {
+		/* One serialisation covers every write above; IRQs stayed off since the first. */
+		pass->sync();
+		pass->syncs++;
+		if (gen)
+			kshim::textGenEndSync(gen);
+		pokelab_text_poke_early_synced();
+		local_irq_restore(flags);
+	}
+}
+
+/*
  * alt_reloc_selftest(), arch/x86/kernel/alternative.c, v6.16, in pokelab's
  * form: an ALWAYS alternative whose replacement loads a RIP-relative
  * address and then calls a function (a CALL that is not the first
@@ -775,3 +832,9 @@ kshim::BootHookRegistrar alternativesHook({"alternative_instructions", kshim::Bo
 					    alternativeInstructions});
 
 } /* namespace */
+
+void pokelab::altOwnSitesRestore()
+{
+	if (pristine)
+		pristine->restore();
+}

@@ -16,6 +16,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <ucontext.h>
 
@@ -24,7 +25,9 @@
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/sigsafe.h>
 #include <linux/kdebug.h>
+#include <linux/percpu.h>
 #include <linux/smp.h>
+#include <pokelab/text_poke_stats.h>
 
 #define MAX_DIE_NOTIFIERS 8
 
@@ -153,10 +156,38 @@ static void regsToUcontext(const struct pt_regs *regs, ucontext_t *uc)
 	kshim::bugAt(__FILE__, __LINE__, "exc_int3", "unclaimed int3");
 }
 
+/*
+ * userspace: time inside the handler, per CPU, for the INT3 path's share of
+ * a hot loop (pokelab/text_poke_stats.h). clock_gettime() is
+ * async-signal-safe (vDSO); the slots are per-CPU cache lines.
+ */
+static DEFINE_PER_CPU(u64, int3_handler_ns);
+static DEFINE_PER_CPU(unsigned long, int3_traps);
+
+static __always_inline u64 int3_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static __always_inline void int3_account(u64 t0)
+{
+	int cpu = raw_smp_processor_id();
+
+	__atomic_store_n(per_cpu_ptr(&int3_handler_ns, cpu),
+			 *per_cpu_ptr(&int3_handler_ns, cpu) + int3_clock_ns() - t0,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(per_cpu_ptr(&int3_traps, cpu), *per_cpu_ptr(&int3_traps, cpu) + 1,
+			 __ATOMIC_RELAXED);
+}
+
 /* Port of exc_int3(), arch/x86/kernel/traps.c, v6.16 */
 static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 {
 	int savedErrno = errno;
+	u64 t0 = int3_clock_ns();	/* userspace: INT3-path time census */
 	ucontext_t *uc = (ucontext_t *)ucv;
 	struct pt_regs regs;
 
@@ -166,6 +197,7 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 	/* The batch handler goes first: anything after it may itself be patched. */
 	if (smp_text_poke_int3_handler(&regs)) {
 		regsToUcontext(&regs, uc);
+		int3_account(t0);
 		errno = savedErrno;
 		return;
 	}
@@ -175,8 +207,31 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 		die_int3(&regs);
 
 	regsToUcontext(&regs, uc);
+	int3_account(t0);
 	errno = savedErrno;
 }
+
+namespace pokelab {
+
+u64 int3HandlerNs(int cpu) noexcept
+{
+	return __atomic_load_n(per_cpu_ptr(&int3_handler_ns, cpu), __ATOMIC_RELAXED);
+}
+
+unsigned long int3Traps(int cpu) noexcept
+{
+	return __atomic_load_n(per_cpu_ptr(&int3_traps, cpu), __ATOMIC_RELAXED);
+}
+
+void resetInt3HandlerNs() noexcept
+{
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		__atomic_store_n(per_cpu_ptr(&int3_handler_ns, cpu), 0, __ATOMIC_RELAXED);
+		__atomic_store_n(per_cpu_ptr(&int3_traps, cpu), 0, __ATOMIC_RELAXED);
+	}
+}
+
+} /* namespace pokelab */
 
 namespace {
 

@@ -13,6 +13,7 @@
  * policy switch selects between the series' revisions at run time.
  */
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include <asm/sync_core.h>
@@ -34,6 +35,18 @@ bool ctSkipWorkFlush;
 } /* namespace pokelab */
 
 static DEFINE_PER_CPU(unsigned long, ct_work_flushed);
+/* userspace: osnoise-style accounting of the deferred flushes (total and longest, ns) */
+static DEFINE_PER_CPU(unsigned long, ct_work_flush_ns);
+static DEFINE_PER_CPU(unsigned long, ct_work_flush_max_ns);
+
+/* CLOCK_MONOTONIC in ns (vDSO, not patched text; async-signal-safe). */
+static __always_inline unsigned long ct_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
+}
 
 /* Port of arch_context_tracking_work(), arch/x86/include/asm/context_tracking_work.h (v7) */
 noinstr void arch_context_tracking_work(enum ct_work work)
@@ -62,11 +75,18 @@ static noinstr void ct_work_flush(unsigned long seq)
 	seq = (seq & CT_WORK_MASK) >> CT_WORK_START;
 
 	for (int bit = 0; bit < CT_WORK_MAX_OFFSET; bit++) {
+		unsigned long t0, dt;
+
 		if (!(seq & (1UL << bit)))
 			continue;
+		t0 = ct_clock_ns();
 		arch_context_tracking_work((enum ct_work)(1 << bit));
-		/* userspace: counted for pokelab's reports */
+		/* userspace: counted and timed for pokelab's reports (this CPU, IRQs off) */
+		dt = ct_clock_ns() - t0;
 		this_cpu_inc(ct_work_flushed);
+		this_cpu_add(ct_work_flush_ns, dt);
+		if (dt > this_cpu_read(ct_work_flush_max_ns))
+			this_cpu_write(ct_work_flush_max_ns, dt);
 	}
 }
 
@@ -394,6 +414,13 @@ unsigned long ctWorkFlushed(int cpu) noexcept
 {
 	return __atomic_load_n(per_cpu_ptr(&ct_work_flushed, cpu), __ATOMIC_RELAXED);
 }
+
+unsigned long ctWorkFlushNs(int cpu, unsigned long *maxNs) noexcept
+{
+	if (maxNs)
+		*maxNs = __atomic_load_n(per_cpu_ptr(&ct_work_flush_max_ns, cpu), __ATOMIC_RELAXED);
+	return __atomic_load_n(per_cpu_ptr(&ct_work_flush_ns, cpu), __ATOMIC_RELAXED);
+}
 } /* namespace pokelab */
 
 namespace {
@@ -473,6 +500,8 @@ int contextTrackingInit(std::string &)
 		ct->nesting = 1;
 		ct->nmi_nesting = CT_NESTING_IRQ_NONIDLE;
 		*per_cpu_ptr(&ct_work_flushed, cpu) = 0;
+		*per_cpu_ptr(&ct_work_flush_ns, cpu) = 0;
+		*per_cpu_ptr(&ct_work_flush_max_ns, cpu) = 0;
 	}
 	if (!cpumask_empty(nohz) || policyGiven)
 		kshim::setMachineAttr("ct_defer", ct_defer_policy_name(ct_defer_policy));

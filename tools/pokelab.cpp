@@ -9,6 +9,7 @@
  * exit with status 2.
  */
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,22 @@ struct DemoOptions {
 	bool isolatedInKernel = false;	/* --isolated-in-kernel */
 	bool traceCpusSet = false;
 };
+
+/* "abc" or "0" for --cpus: name the value and the accepted form. */
+CLI::Validator wholeNumber(unsigned long lo, unsigned long hi)
+{
+	return CLI::Validator(
+		[lo, hi](std::string &v) -> std::string {
+			char *end;
+			unsigned long n = strtoul(v.c_str(), &end, 10);
+
+			if (v.empty() || *end || v[0] == '-' || n < lo || n > hi)
+				return fmt::format("{}: expected a whole number from {} to {}", v, lo,
+						   hi);
+			return "";
+		},
+		fmt::format("{}..{}", lo, hi));
+}
 
 int runDemo(const DemoOptions &o)
 {
@@ -148,9 +165,9 @@ int main(int argc, char **argv)
 		"demo", "Flip a 164-site static key while the other CPUs run the sites, and check "
 			"that no CPU runs stale text");
 	d->add_option("--cpus", demo.cpus, "Simulated CPUs (2..512; default: the allowed PUs)")
-		->check(CLI::Range(2u, 512u));
+		->check(wholeNumber(2, 512));
 	d->add_option("--flips", demo.flips, "Key flips (1..100000)")
-		->check(CLI::Range(1u, 100000u));
+		->check(wholeNumber(1, 100000));
 	d->add_option("--trace", demo.traceFile,
 		      "Write the ipi/csd events as trace-cmd report text");
 	d->add_option("--trace-json", demo.traceJson,

@@ -384,7 +384,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 			   info.oversubscribed
 				   ? fmt::format(", oversubscribed: {:.1f} CPUs per PU",
 						 (double)nr / pus.size())
-				   : std::string());
+				   : std::string(", not oversubscribed"));
 
 	ret = runHooks(BootStage::Late, err);
 	if (ret) {

@@ -102,6 +102,9 @@ CpuStats cpuStats(int cpu) noexcept
 		c.csdQueued.load(std::memory_order_relaxed),
 		c.ipiSendCpu.load(std::memory_order_relaxed),
 		c.ipiSendCpumask.load(std::memory_order_relaxed),
+		c.irqHandled.load(std::memory_order_relaxed),
+		c.irqNs.load(std::memory_order_relaxed),
+		c.irqMaxNs.load(std::memory_order_relaxed),
 	};
 }
 
@@ -114,6 +117,9 @@ void resetCpuStats() noexcept
 		c.csdQueued.store(0, std::memory_order_relaxed);
 		c.ipiSendCpu.store(0, std::memory_order_relaxed);
 		c.ipiSendCpumask.store(0, std::memory_order_relaxed);
+		c.irqHandled.store(0, std::memory_order_relaxed);
+		c.irqNs.store(0, std::memory_order_relaxed);
+		c.irqMaxNs.store(0, std::memory_order_relaxed);
 	}
 }
 

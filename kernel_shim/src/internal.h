@@ -36,6 +36,10 @@ struct alignas(SMP_CACHE_BYTES) CpuState {
 	std::atomic<unsigned long> csdQueued{0};
 	std::atomic<unsigned long> ipiSendCpu{0};	/* single IPIs sent (ipi_send_cpu) */
 	std::atomic<unsigned long> ipiSendCpumask{0};	/* mask IPIs sent (ipi_send_cpumask) */
+	/* Interference accounting (osnoise-style): IPI handler runs and their time. */
+	std::atomic<unsigned long> irqHandled{0};	/* handleIpi() runs */
+	std::atomic<unsigned long> irqNs{0};		/* total ns inside handleIpi() */
+	std::atomic<unsigned long> irqMaxNs{0};		/* longest single handleIpi() */
 
 	/* Fault injection (tests): IPI signals to drop instead of sending. */
 	std::atomic<unsigned int> dropIpis{0};

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include <linux/bug.h>
@@ -56,9 +57,20 @@ int ipiSignal() noexcept
 	return SIGRTMIN + 1;
 }
 
+/* CLOCK_MONOTONIC in ns (vDSO; async-signal-safe). */
+static unsigned long irqClockNs() noexcept
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
+}
+
 void handleIpi(CpuState &c) noexcept
 {
 	irqentry_state_t state;
+	/* userspace: osnoise-style accounting of the time this interrupt takes */
+	unsigned long t0 = irqClockNs(), dt;
 
 	/* Interrupt handlers run with interrupts off, as on x86. */
 	c.irqDisabled.store(1, std::memory_order_relaxed);
@@ -71,6 +83,13 @@ void handleIpi(CpuState &c) noexcept
 	c.hardirq.fetch_sub(1, std::memory_order_relaxed);
 	irqentry_exit(NULL, state);
 	std::atomic_signal_fence(std::memory_order_seq_cst);
+	/* Only this CPU (task or handler, IRQs off) writes these: plain RMWs suffice. */
+	dt = irqClockNs() - t0;
+	c.irqHandled.store(c.irqHandled.load(std::memory_order_relaxed) + 1,
+			   std::memory_order_relaxed);
+	c.irqNs.store(c.irqNs.load(std::memory_order_relaxed) + dt, std::memory_order_relaxed);
+	if (dt > c.irqMaxNs.load(std::memory_order_relaxed))
+		c.irqMaxNs.store(dt, std::memory_order_relaxed);
 	c.irqDisabled.store(0, std::memory_order_relaxed);
 }
 

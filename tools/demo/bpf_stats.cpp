@@ -38,6 +38,7 @@
 
 #include "bpf_prog.h"
 #include "bpf_stats.h"
+#include "small_key.h"
 
 namespace pokelab {
 
@@ -69,9 +70,10 @@ u64 nowNs()
 	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-void hotLoop(HotLoopState *st)
+void hotLoop(HotLoopState *st, bool smallKey)
 {
 	const BpfProgFn *progs = bpfProgs();
+	const BpfProgFn *small = smallKeyProgs();
 	BpfCtx ctx{(unsigned long)smp_processor_id()};
 	unsigned long calls = 0, stale = 0, checked = 0;
 	u64 t0 = nowNs();
@@ -91,6 +93,19 @@ void hotLoop(HotLoopState *st)
 			checked++;
 			if (unlikely(took != want)) {
 				/* Stale only if no new flip began since s1 was read. */
+				smp_rmb();
+				if (READ_ONCE(flipSeq) == s1)
+					stale++;
+			}
+		}
+		for (unsigned int i = 0; smallKey && i < kNrSmallKeySites; i++) {
+			bool took = small[i](&ctx) & kBpfRanWithStats;
+
+			calls++;
+			if (!stable)
+				continue;
+			checked++;
+			if (unlikely(took != want)) {
 				smp_rmb();
 				if (READ_ONCE(flipSeq) == s1)
 					stale++;
@@ -186,6 +201,14 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 	std::vector<IsolatedState> isolated(n);
 	const struct cpumask *nohz = kshim::nohzFullMask();
 	TextPokeStats before = textPokeStats();
+	unsigned long patcher0 = refsPatcherWrites();
+	std::vector<unsigned long> xcpu0(n);
+	std::vector<u64> int3Ns0(n);
+
+	for (unsigned int cpu = 0; cpu < n; cpu++) {
+		xcpu0[cpu] = refsCrossCpuWrites(cpu);
+		int3Ns0[cpu] = int3HandlerNs(cpu);
+	}
 
 	r.sites = sitesOfKey();
 	r.flips = cfg.flips;
@@ -196,6 +219,8 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 
 	/* Start from a disabled key, whatever an earlier run left. */
 	bpf_stats_handler_write(0);
+	small_key_write(0);
+	r.smallSites = jump_label_nr_sites(&pokelab_small_key.key);
 	WRITE_ONCE(flipSeq, 0u);
 	stopLoops.store(false);
 	for (unsigned int cpu = 1; cpu < n; cpu++) {
@@ -204,7 +229,9 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 				isolatedLoop(st, in);
 			});
 		else
-			kshim::cpuRun(cpu, [st = &loops[cpu]] { hotLoop(st); });
+			kshim::cpuRun(cpu, [st = &loops[cpu], sk = cfg.smallKey] {
+				hotLoop(st, sk);
+			});
 	}
 
 	std::vector<bool> dead(n, false);
@@ -251,6 +278,15 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 		TextPokeStats s = textPokeStats();
 		r.batchNs.push_back(s.lastBatchNs);
 		r.syncRoundsPerBatch.push_back(s.lastSyncRounds);
+		r.nrEntries.push_back(s.lastNrEntries);
+		if (cfg.smallKey) {
+			small_key_write(f % 2);
+
+			TextPokeStats s2 = textPokeStats();
+			r.smallBatchNs.push_back(s2.lastBatchNs);
+			r.smallSyncRoundsPerBatch.push_back(s2.lastSyncRounds);
+			r.smallEntries.push_back(s2.lastNrEntries);
+		}
 		smp_store_release(&flipSeq, 2 * f);
 		if (cfg.onFlip)
 			cfg.onFlip(f, s.lastNrEntries, s.lastBatchNs);
@@ -265,6 +301,7 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 		smp_mb();
 		waitIsolated(2 * cfg.flips + 1);
 		bpf_stats_handler_write(0);
+		small_key_write(0);
 		smp_store_release(&flipSeq, 2 * cfg.flips + 2);
 		waitIsolated(2 * cfg.flips + 2);
 	}
@@ -279,6 +316,7 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 	TextPokeStats after = textPokeStats();
 	r.batches = after.batches - before.batches;
 	r.syncRounds = after.syncRounds - before.syncRounds;
+	r.refsPatcherWrites = refsPatcherWrites() - patcher0;
 
 	for (unsigned int cpu = 0; cpu < n; cpu++) {
 		BpfStatsCpu c;
@@ -293,6 +331,9 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 		c.syncsDeferred = syncsDeferred(cpu);
 		c.deferredFlushed = ctWorkFlushed(cpu);
 		c.violations = ctViolations(cpu);
+		c.int3Ns = int3HandlerNs(cpu) - int3Ns0[cpu];
+		c.refsXcpu = refsCrossCpuWrites(cpu) - xcpu0[cpu];
+		r.refsXcpu += c.refsXcpu;
 		r.violations += c.violations;
 		if (cpumask_test_cpu(cpu, nohz)) {
 			IsolatedState &st = isolated[cpu];
@@ -309,7 +350,8 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 			c.died = dead[cpu] || !st.done.load(std::memory_order_acquire) ||
 				 st.calls.load() == 0;
 			c.calls = st.calls.load();
-			c.nsPerCall = c.calls ? (double)st.ns.load() / c.calls : 0;
+			c.loopNs = st.ns.load();
+			c.nsPerCall = c.calls ? (double)c.loopNs / c.calls : 0;
 			r.staleCalls += st.stale.load();
 			r.checkedCalls += st.checked.load();
 			if (c.died)

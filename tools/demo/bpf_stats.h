@@ -29,6 +29,12 @@ struct BpfStatsConfig {
 	 * replay scenario).
 	 */
 	bool isolatedInKernel = false;
+	/*
+	 * Each flip also flips the two-site pokelab_small_key (a second,
+	 * two-entry batch, after the 164-entry one), and the hot loops run its
+	 * two sites too (tools/demo/small_key.h).
+	 */
+	bool smallKey = false;
 };
 
 struct BpfStatsCpu {
@@ -48,6 +54,10 @@ struct BpfStatsCpu {
 	unsigned long deferredFlushed = 0;	/* deferred syncs run at kernel entry */
 	unsigned long violations = 0;	/* checker: stale text run in the kernel */
 	unsigned long syscalls = 0;
+	/* census (deltas over the run) */
+	u64 loopNs = 0;			/* hot-loop wall time */
+	u64 int3Ns = 0;			/* time inside the SIGTRAP handler */
+	unsigned long refsXcpu = 0;	/* cross-CPU writes to a refs line by this CPU */
 };
 
 struct BpfStatsResult {
@@ -57,6 +67,14 @@ struct BpfStatsResult {
 	unsigned long syncRounds = 0;
 	std::vector<unsigned int> syncRoundsPerBatch;
 	std::vector<u64> batchNs;
+	/* with smallKey: the two-entry batches */
+	unsigned int smallSites = 0;
+	std::vector<unsigned int> smallEntries;	/* nr_entries of each small batch */
+	std::vector<unsigned int> smallSyncRoundsPerBatch;
+	std::vector<u64> smallBatchNs;
+	std::vector<unsigned int> nrEntries;	/* nr_entries of each 164-site batch */
+	unsigned long refsXcpu = 0;		/* refsCrossCpuWrites() over the run, all CPUs */
+	unsigned long refsPatcherWrites = 0;	/* publish/drain writes over the run */
 	unsigned long staleCalls = 0;	/* calls that took the old branch after finish returned */
 	unsigned long checkedCalls = 0;	/* calls the stale check applied to */
 	unsigned int deadLoops = 0;
@@ -65,7 +83,8 @@ struct BpfStatsResult {
 	unsigned long violations = 0;	/* checker total */
 	bool ok() const
 	{
-		return staleCalls == 0 && deadLoops == 0 && sites == kNrBpfSites && violations == 0;
+		return staleCalls == 0 && deadLoops == 0 && sites == kNrBpfSites && violations == 0 &&
+		       (smallBatchNs.empty() || smallSites == 2);
 	}
 };
 

@@ -33,6 +33,33 @@ unsigned long syncCoreRuns(int cpu) noexcept;
 /* Text syncs deferred to @cpu's next kernel entry instead of an IPI. Any thread. */
 unsigned long syncsDeferred(int cpu) noexcept;
 
+/*
+ * The false-sharing census of the INT3 refs (pokelab.refs=global|percpu):
+ * writes by @cpu to a refs cache line (the global count, or one CPU's
+ * per-CPU count) whose previous writer was another CPU, since boot. Counts
+ * successful try_get/put in the handler and the patcher's publish/drain.
+ * The hardware-independent face of false sharing: with refs=global every
+ * CPU hitting an INT3 writes the one line; with refs=percpu only the
+ * patcher's publish/drain cross over. Any thread.
+ */
+unsigned long refsCrossCpuWrites(int cpu) noexcept;
+
+/* Refs-line writes by the patcher's publish and drain in smp_text_poke_batch_finish(). Any thread. */
+unsigned long refsPatcherWrites() noexcept;
+
+/*
+ * Time @cpu spent inside the SIGTRAP handler (exc_int3(), entry to exit),
+ * CLOCK_MONOTONIC ns, since boot: the INT3 path's share of a hot loop.
+ * Includes any time the thread was descheduled inside the handler. Any thread.
+ */
+u64 int3HandlerNs(int cpu) noexcept;
+
+/* INT3 traps (SIGTRAPs) exc_int3() took on @cpu since boot, claimed or not. Any thread. */
+unsigned long int3Traps(int cpu) noexcept;
+
+/* Zero int3HandlerNs()/int3Traps() (resetTextPokeStats() does it). */
+void resetInt3HandlerNs() noexcept;
+
 /* Zero every counter (boot does it). */
 void resetTextPokeStats() noexcept;
 

@@ -52,4 +52,10 @@ extern bool ctSkipWorkFlush;
 
 /* Deferred work items flushed at kernel entry on @cpu since boot. */
 unsigned long ctWorkFlushed(int cpu) noexcept;
+/*
+ * Time @cpu spent in deferred-work flushes at kernel entry since boot, in ns
+ * of CLOCK_MONOTONIC (each flush timed around arch_context_tracking_work());
+ * the longest single flush in *@maxNs if non-NULL. Any thread; relaxed reads.
+ */
+unsigned long ctWorkFlushNs(int cpu, unsigned long *maxNs) noexcept;
 } /* namespace pokelab */

@@ -34,6 +34,14 @@ struct CpuStats {
 	unsigned long csdQueued;	/* CSDs this CPU queued to others */
 	unsigned long ipiSendCpu;	/* single-CPU IPI sends (one ipi_send_cpu event each) */
 	unsigned long ipiSendCpumask;	/* mask IPI sends (one ipi_send_cpumask event each) */
+	/*
+	 * Interference: IPI handler runs on this CPU (each from the handler's
+	 * interrupt entry to its exit, including a deferred flush that entry
+	 * ran), their total and their longest, in ns of CLOCK_MONOTONIC.
+	 */
+	unsigned long irqHandled;
+	unsigned long irqNs;
+	unsigned long irqMaxNs;
 };
 CpuStats cpuStats(int cpu) noexcept;
 void resetCpuStats() noexcept;

@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# isolation_census.sh POKELAB: a short `pokelab run isolation` (seed 003).
+# It must exit 0, and the cover letter's pipelines, run here on the traces
+# it kept (filtered to the isolated CPUs), must show do_sync_core CSDs with
+# ct_defer=off and none with v7, do_flush_tlb_all and do_kernel_range_flush
+# CSDs in both, and IPIs to the isolated CPUs in both; no checker violations.
+set -u
+#
+# isolation_census.sh POKELAB broken: the broken comparison, off against off,
+# must fail the claim: exit status 1 and "> 0 -> 0: NO".
+pokelab=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+if [ "${2:-}" = broken ]; then
+	"$pokelab" run isolation --quiet --cpus 3 --seconds 0.2 --defer off >"$dir/out" 2>&1
+	rc=$?
+	if [ $rc -ne 1 ] || ! grep -q 'csd_queue do_sync_core .*> 0 -> 0: NO' "$dir/out" ||
+	   ! grep -q 'claim NOT reproduced$' "$dir/out"; then
+		echo "off vs off: expected exit 1 and a failed claim, got $rc" >&2
+		cat "$dir/out" >&2
+		exit 1
+	fi
+	echo "off vs off: claim rejected"
+	exit 0
+fi
+
+fail() {
+	echo "$*" >&2
+	cat "$dir/out" "$dir/err" >&2
+	exit 1
+}
+"$pokelab" run isolation --quiet --cpus 4 --seconds 1 --syscall-ms 2 \
+	--trace-dir "$dir" >"$dir/out" 2>"$dir/err" || fail "run isolation failed ($?)"
+[ ! -s "$dir/err" ] || fail "--quiet run wrote to stderr"
+ok='^checker violations: 0 / 0; trace events dropped: 0 / 0; pipelines match the snapshot: yes$'
+grep -q "$ok" "$dir/out" || fail "violations, drops or a census mismatch"
+grep -q 'claim reproduced$' "$dir/out" || fail "no claim line"
+
+count() {	# count FILE PIPELINE-FIELD NAME
+	n=$(grep "$2" "$1" | awk -v f="$2" '{ print (f == "csd_queue" ? $(NF-1) : $(NF)) }' |
+	    sort | uniq -c | awk -v k="$3" '$2 == k { print $1 }')
+	echo "${n:-0}"
+}
+for p in off v7; do
+	[ -s "$dir/trace-$p.txt" ] || fail "trace-$p.txt missing"
+	for f in do_flush_tlb_all do_kernel_range_flush; do
+		n=$(count "$dir/trace-$p.txt" csd_queue "func=$f")
+		[ "$n" -gt 0 ] || fail "ct_defer=$p: no $f CSDs to isolated CPUs"
+	done
+	n=$(count "$dir/trace-$p.txt" callback \
+		  "callback=generic_smp_call_function_single_interrupt+0x0")
+	[ "$n" -gt 0 ] || fail "ct_defer=$p: no IPIs to isolated CPUs"
+	# Only isolated CPUs (2-3 of 4) are targets in the filtered trace.
+	if grep csd_queue "$dir/trace-$p.txt" | grep -qv ' cpu=[23] '; then
+		fail "ct_defer=$p: a CSD to a housekeeping CPU in the filtered trace"
+	fi
+done
+off=$(count "$dir/trace-off.txt" csd_queue func=do_sync_core)
+v7=$(count "$dir/trace-v7.txt" csd_queue func=do_sync_core)
+[ "$off" -gt 0 ] || fail "ct_defer=off: no do_sync_core CSDs to isolated CPUs"
+[ "$v7" -eq 0 ] || fail "ct_defer=v7: $v7 do_sync_core CSDs to isolated CPUs"
+grep -q 'csd_queue do_sync_core .*| '"$off / 0"' ' "$dir/out" ||
+	fail "table disagrees with the trace"
+echo "isolation census: do_sync_core $off -> $v7"
+exit 0
