@@ -55,6 +55,9 @@ struct DemoOptions {
 	std::string nohzFull;		/* --nohz-full: nohz_full= */
 	std::string ctDefer;		/* --ct-defer: pokelab.ct_defer= */
 	bool isolatedInKernel = false;	/* --isolated-in-kernel */
+	bool nohzFullSet = false;
+	bool traceFileSet = false;
+	bool traceJsonSet = false;
 	bool traceCpusSet = false;
 };
 
@@ -81,6 +84,11 @@ int runDemo(const DemoOptions &o)
 	pokelab::TraceFilter filter;
 	bool tracing = !o.traceFile.empty() || !o.traceJson.empty();
 
+	if (!o.traceFile.empty() && o.traceFile == o.traceJson)
+		return usageError(fmt::format("--trace and --trace-json both name '{}'; give two "
+					      "files", o.traceFile));
+	if (o.nohzFullSet && o.nohzFull.empty())
+		return usageError("--nohz-full: empty CPU list; expected e.g. --nohz-full 1-3,5");
 	/* CPUs beyond --cpus are caught here, before the boot line; others after boot */
 	if ((o.traceCpusSet && !pokelab::parseTraceCpus(o.traceCpus, o.cpus, &filter, &err)) ||
 	    (!o.traceFile.empty() && !pokelab::checkWritable(o.traceFile, &err)) ||
@@ -109,9 +117,25 @@ int runDemo(const DemoOptions &o)
 	}
 
 	fmt::print("{}\n", kshim::machineLine());
-	fmt::print("demo: {} bpf_prog_run() sites of bpf_stats_enabled_key on CPUs 1-{}; CPU 0 "
-		   "flips kernel.bpf_stats_enabled {} times\n",
-		   pokelab::kNrBpfSites, nr_cpu_ids - 1, o.flips);
+	{
+		struct cpumask hot;
+
+		cpumask_setall(&hot);
+		__cpumask_clear_cpu(0, &hot);
+		cpumask_andnot(&hot, &hot, kshim::nohzFullMask());
+		fmt::print("demo: {} bpf_prog_run() sites of bpf_stats_enabled_key, run by {}; CPU 0 "
+			   "flips kernel.bpf_stats_enabled {} time{}\n",
+			   pokelab::kNrBpfSites,
+			   cpumask_empty(&hot)
+				   ? std::string("no CPU (every CPU but 0 is isolated; the stale-call "
+						 "check has nothing to check)")
+				   : "CPUs " + kshim::cpumaskPrintList(&hot),
+			   o.flips, o.flips == 1 ? "" : "s");
+		if (cpumask_empty(kshim::nohzFullMask()) &&
+		    (o.isolatedInKernel || o.ctDefer == "v5" || o.ctDefer == "catchup"))
+			fmt::print(stderr, "pokelab: warning: --ct-defer/--isolated-in-kernel only "
+				   "change isolated CPUs, and none is isolated: add --nohz-full LIST\n");
+	}
 
 	pokelab::BpfStatsConfig cfg;
 	cfg.flips = o.flips;
@@ -131,8 +155,10 @@ int runDemo(const DemoOptions &o)
 		std::fflush(stdout);
 	};
 	pokelab::TraceCounters before = pokelab::readTraceCounters();
-	if (tracing)
-		kshim::traceStart();
+	if (tracing && kshim::traceStart(0, &err)) {
+		kshim::shutdown();
+		return usageError(err);
+	}
 	pokelab::BpfStatsResult r = pokelab::runBpfStats(cfg);
 	kshim::traceStop();
 	fmt::print("{}", pokelab::formatBpfStats(r));
@@ -168,10 +194,14 @@ int main(int argc, char **argv)
 		->check(wholeNumber(2, 512));
 	d->add_option("--flips", demo.flips, "Key flips (1..100000)")
 		->check(wholeNumber(1, 100000));
-	d->add_option("--trace", demo.traceFile,
-		      "Write the ipi/csd events as trace-cmd report text");
-	d->add_option("--trace-json", demo.traceJson,
-		      "Write the ipi/csd events as Chrome trace-event JSON (Perfetto)");
+	d->add_option_function<std::string>("--trace", [&demo](const std::string &v) {
+			demo.traceFile = v;
+			demo.traceFileSet = true;
+		}, "Write the ipi/csd events as trace-cmd report text");
+	d->add_option_function<std::string>("--trace-json", [&demo](const std::string &v) {
+			demo.traceJson = v;
+			demo.traceJsonSet = true;
+		}, "Write the ipi/csd events as Chrome trace-event JSON (Perfetto)");
 	d->add_option_function<std::string>("--trace-cpus", [&demo](const std::string &v) {
 			demo.traceCpus = v;
 			demo.traceCpusSet = true;
@@ -184,7 +214,10 @@ int main(int argc, char **argv)
 		      "Sync back-end: ipi (on_each_cpu) or membarrier "
 		      "(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE); boot parameter pokelab.sync=")
 		->check(CLI::IsMember({"ipi", "membarrier"}));
-	d->add_option("--nohz-full", demo.nohzFull,
+	d->add_option_function<std::string>("--nohz-full", [&demo](const std::string &v) {
+			demo.nohzFull = v;
+			demo.nohzFullSet = true;
+		},
 		      "Isolated CPUs (CPU list): they run a user loop instead of the sites; "
 		      "boot parameter nohz_full=");
 	d->add_option("--ct-defer", demo.ctDefer,

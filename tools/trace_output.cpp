@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 #include <map>
 #include <unistd.h>
 #include <unordered_map>
@@ -354,6 +355,28 @@ bool writeTraceFiles(const TraceSnapshot &s, const TraceFilter &f, const std::st
 bool checkWritable(const std::string &path, std::string *err)
 {
 	std::string tmp = path + ".tmp";
+	struct stat st;
+
+	if (path.empty()) {
+		*err = "empty trace file name; expected a path to a regular file";
+		return false;
+	}
+	/*
+	 * The trace is written to PATH.tmp and renamed over PATH, so that no
+	 * half-written file is ever left: that would replace a device, a
+	 * FIFO, a directory or a symlink instead of writing through it.
+	 */
+	if (!lstat(path.c_str(), &st) && !S_ISREG(st.st_mode)) {
+		*err = fmt::format("'{}' exists and is not a regular file (a {}); the trace is "
+				   "written to a new file and renamed into place, so give a file "
+				   "path", path,
+				   S_ISDIR(st.st_mode)   ? "directory"
+				   : S_ISLNK(st.st_mode) ? "symbolic link"
+				   : S_ISFIFO(st.st_mode) ? "FIFO"
+							  : "device or socket");
+		return false;
+	}
+
 	FILE *f = fopen(tmp.c_str(), "w");
 
 	if (!f) {

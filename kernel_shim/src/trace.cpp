@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <new>
+#include <string>
 #include <mutex>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -105,7 +107,7 @@ BootParamRegistrar traceBufSizeParam({
 
 } /* namespace */
 
-void traceStart(size_t eventsPerCpu)
+int traceStart(size_t eventsPerCpu, std::string *err)
 {
 	unsigned int n = nr_cpu_ids;
 
@@ -113,6 +115,19 @@ void traceStart(size_t eventsPerCpu)
 	BUG_ON(traceOn.load());
 	if (!eventsPerCpu)
 		eventsPerCpu = traceBufSize / sizeof(TraceEvent);
+
+	/* The rings are zeroed, so they are really backed: refuse more than half the RAM. */
+	unsigned long long want = (unsigned long long)eventsPerCpu * sizeof(TraceEvent) * n;
+	unsigned long long ram = (unsigned long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+	if (want > ram / 2) {
+		if (err)
+			*err = fmt::format("trace_buf_size={}: {} CPUs x {} bytes = {} MiB of trace "
+					   "rings, more than half of this machine's {} MiB; use a "
+					   "smaller trace_buf_size= (bytes per CPU, K/M/G)",
+					   traceBufSize, n, eventsPerCpu * sizeof(TraceEvent),
+					   want >> 20, ram >> 20);
+		return -ENOMEM;
+	}
 
 	for (unsigned int cpu = 0; cpu < n; cpu++) {
 		std::unique_ptr<TraceRing> &r = rings[cpu];
@@ -122,7 +137,16 @@ void traceStart(size_t eventsPerCpu)
 		if (!r) {
 			r = std::make_unique<TraceRing>();
 			/* zeroed, so no slot carries a live generation number */
-			r->ev.reset(new TraceEvent[eventsPerCpu]());
+			r->ev.reset(new (std::nothrow) TraceEvent[eventsPerCpu]());
+			if (!r->ev) {
+				r.reset();
+				if (err)
+					*err = fmt::format("trace_buf_size={}: cannot allocate {} "
+							   "bytes of trace ring for CPU {}",
+							   traceBufSize,
+							   eventsPerCpu * sizeof(TraceEvent), cpu);
+				return -ENOMEM;
+			}
 			r->size = eventsPerCpu;
 		}
 		r->head.store(0, std::memory_order_relaxed);
@@ -140,6 +164,7 @@ void traceStart(size_t eventsPerCpu)
 		generation.fetch_add(1, std::memory_order_relaxed);
 	/* Everything above is visible to a writer that sees the flag. */
 	traceOn.store(true, std::memory_order_release);
+	return 0;
 }
 
 void traceStop() noexcept

@@ -373,9 +373,10 @@ std::string formatBpfStats(const BpfStatsResult &r)
 		exactly3 += rounds == 3;
 
 	s += fmt::format("\nbpf_stats_enabled_key: {} sites, {} flips, {} batches, {} sync rounds "
-			 "({} of {} batches with exactly 3)\n",
+			 "({} of {} flip batches with exactly 3){}\n",
 			 r.sites, r.flips, r.batches, r.syncRounds, exactly3,
-			 r.syncRoundsPerBatch.size());
+			 r.syncRoundsPerBatch.size(),
+			 r.flips % 2 ? "; the extra batch turned the key back off" : "");
 	if (!sorted.empty())
 		s += fmt::format("batch latency: median {} us, max {} us\n",
 				 sorted[sorted.size() / 2] / 1000, sorted.back() / 1000);

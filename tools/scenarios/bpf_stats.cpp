@@ -131,8 +131,8 @@ int runCli(const Common &common)
 int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--cpus", optCpus, "Simulated CPUs per machine (CPU 0 patches, the rest "
-			"run the sites)")
-		->check(CLI::Range(2u, 256u))
+			"run the sites; at least 3, so that two CPUs can share a refs line)")
+		->check(CLI::Range(3u, 256u))
 		->capture_default_str();
 	sub->add_option("--flips", optFlips, "Key flips per refs mode (each a 164- and a 2-entry "
 			"batch)")

@@ -755,7 +755,17 @@ int (*setup(CLI::App *sub))(const Common &)
 			"Isolated (nohz_full) CPUs, the highest-numbered (default: half)")
 		->check(CLI::Range(1u, (unsigned int)NR_CPUS));
 	sub->add_option("--seconds", opts.seconds, "Load duration per variant, seconds")
-		->check(CLI::Range(0.1, 3600.0));
+		->check(CLI::Validator(
+			[](std::string &v) -> std::string {
+				char *end;
+				double d = strtod(v.c_str(), &end);
+
+				/* NaN compares false with any bound: reject it explicitly */
+				if (v.empty() || *end || !(d >= 0.1 && d <= 3600.0))
+					return v + ": expected seconds from 0.1 to 3600";
+				return "";
+			},
+			"0.1..3600"));
 	sub->add_option("--syscall-ms", opts.syscallMs,
 			"Isolated CPUs: one system call every this many ms")
 		->check(CLI::Range(1u, 60000u));

@@ -72,9 +72,11 @@ extern std::atomic<bool> traceOn;
  * per CPU as the kernel's, default 1441792). Rings are allocated here, before
  * the flag goes on, and reused by later sessions; each session starts empty
  * with zeroed drop counters. Task context, from the booting thread (CPU 0),
- * tracing off. Not async-signal-safe.
+ * tracing off. Not async-signal-safe. Returns 0, or -ENOMEM (tracing stays
+ * off) with a line in *@err when the rings would take more than half the
+ * RAM or cannot be allocated.
  */
-void traceStart(size_t eventsPerCpu = 0);
+int traceStart(size_t eventsPerCpu = 0, std::string *err = nullptr);
 
 /* Stop recording: clear the flag. Events being written finish or are skipped. */
 void traceStop() noexcept;
