@@ -129,7 +129,8 @@ int runDemo(const DemoOptions &o)
 			   cpumask_empty(&hot)
 				   ? std::string("no CPU (every CPU but 0 is isolated; the stale-call "
 						 "check has nothing to check)")
-				   : "CPUs " + kshim::cpumaskPrintList(&hot),
+				   : (cpumask_weight(&hot) == 1 ? "CPU " : "CPUs ") +
+					 kshim::cpumaskPrintList(&hot),
 			   o.flips, o.flips == 1 ? "" : "s");
 		if (cpumask_empty(kshim::nohzFullMask()) &&
 		    (o.isolatedInKernel || o.ctDefer == "v5" || o.ctDefer == "catchup"))

@@ -278,6 +278,20 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 	const std::vector<int> &pus = topology().pus();
 	unsigned int nr = paramNrCpus ? paramNrCpus : std::max<unsigned int>(2, pus.size());
 
+	/*
+	 * userspace: "N" in a CPU list is the last CPU of this machine. The
+	 * kernel parses against nr_cpumask_bits and then masks with the
+	 * possible CPUs; here the list is parsed before nr_cpus is known, so
+	 * parse it again now that it is.
+	 */
+	if (haveNohzFull && nohzFullText.find('N') != std::string::npos) {
+		std::string t;
+
+		for (char ch : nohzFullText)
+			t += ch == 'N' ? std::to_string(nr - 1) : std::string(1, ch);
+		cpulist_parse(t.c_str(), &paramNohzFull);
+	}
+
 	if (haveNohzFull) {
 		unsigned int cpu = cpumask_first(&paramNohzFull);
 		unsigned int last = 0;

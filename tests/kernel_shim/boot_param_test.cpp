@@ -115,6 +115,15 @@ TEST(BootParamTest, IsolcpusAndNohzFullMakeTheHousekeepingMasks)
 	kshim::shutdown();
 }
 
+TEST(BootParamTest, NInACpuListIsTheLastCpu)
+{
+	std::string err;
+
+	ASSERT_EQ(kshim::boot("nohz_full=2-N nr_cpus=5", &err, true), 0) << err;
+	EXPECT_EQ(kshim::cpumaskPrintList(&kshim::bootInfo().nohzFull), "2-4");
+	kshim::shutdown();
+}
+
 TEST(BootParamTest, DefaultIsTheAllowedPusAtLeastTwo)
 {
 	std::string err;

@@ -26,6 +26,14 @@ double nsPerCall(unsigned int rounds, Fn fn)
 
 int benchSyncCore(const BenchOptions &o)
 {
+	/* It boots no machine, so a CPU count or a boot parameter would be silently ignored. */
+	if (o.cpus || !o.params.empty()) {
+		fmt::print(stderr, "pokelab: bench sync_core runs on the calling thread and boots "
+			   "nothing; it takes only --iters and --rounds (got {})\n",
+			   o.cpus ? fmt::format("--cpus {}", o.cpus) : o.params.front());
+		return 2;
+	}
+
 	struct Variant {
 		const char *name;
 		bool present;
