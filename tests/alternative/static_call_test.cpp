@@ -94,7 +94,10 @@ TEST_F(StaticCall, TrampolineIsAJmp32ThenTheSignature)
 
 	static_call_update(sc_selftest, &func_b);
 	EXPECT_EQ(t[0], JMP32_INSN_OPCODE);
-	EXPECT_EQ((long)(t + 5) + *(const int32_t *)(t + 1), (long)&func_b);
+	int32_t rel;
+
+	memcpy(&rel, t + 1, sizeof(rel));	/* unaligned in the instruction stream */
+	EXPECT_EQ((long)(t + 5) + rel, (long)&func_b);
 	EXPECT_EQ(t[5], 0x0f);
 	EXPECT_EQ(t[6], 0xb9);
 	EXPECT_EQ(t[7], 0xcc);
