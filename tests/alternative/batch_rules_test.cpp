@@ -24,22 +24,9 @@ using namespace pltest;
 
 namespace {
 
-class BatchRules : public pokelab::test::Booted
+class BatchRules : public ScratchBooted
 {
 protected:
-	void SetUp() override
-	{
-		pokelab::test::Booted::SetUp();
-		reset_slots();
-	}
-
-	void TearDown() override
-	{
-		pokelabBugsReset();
-		reset_slots();
-		pokelab::test::Booted::TearDown();
-	}
-
 	/* A JMP32 at site(i) to pl_ret_neg. */
 	static void jmp_neg(int i, unsigned char *buf)
 	{

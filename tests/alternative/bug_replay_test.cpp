@@ -51,22 +51,8 @@ __noinline bool replay_branch()
 	return static_branch_unlikely(&replay_key);
 }
 
-class BugReplay : public pokelab::test::Booted
+class BugReplay : public ScratchBooted
 {
-protected:
-	void SetUp() override
-	{
-		pokelab::test::Booted::SetUp();
-		pokelabBugsReset();
-		reset_slots();
-	}
-
-	void TearDown() override
-	{
-		pokelabBugsReset();
-		reset_slots();
-		pokelab::test::Booted::TearDown();
-	}
 };
 
 /* --- 2aebf5ee43bf: smp_text_poke_single() appended to a pending batch --- */

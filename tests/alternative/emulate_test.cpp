@@ -141,21 +141,8 @@ TEST(Emulate, CallPushesTheAddressAfterTheFiveByteSite)
  * Live: CPU 1 runs the site while phase 1 holds the INT3 on it, so the
  * handler emulates the new instruction on a real signal frame.
  */
-class LiveEmulate : public pokelab::test::Booted
+class LiveEmulate : public ScratchBooted
 {
-protected:
-	void SetUp() override
-	{
-		pokelab::test::Booted::SetUp();
-		reset_slots();
-	}
-
-	void TearDown() override
-	{
-		pokelabBugsReset();
-		reset_slots();
-		pokelab::test::Booted::TearDown();
-	}
 };
 
 struct LiveCall {

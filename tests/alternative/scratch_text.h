@@ -72,3 +72,33 @@ void gen_rel32(unsigned char *buf, unsigned char opcode, const void *at, const v
 void reset_slots();
 
 } /* namespace pltest */
+
+#include <pokelab/bug_switches.h>
+
+#include "booted.h"
+
+namespace pltest {
+
+/*
+ * A booted machine whose scratch slots start and end as NOP5 slots, with
+ * every bug switch off: the base of the tests that patch them.
+ */
+class ScratchBooted : public pokelab::test::Booted
+{
+protected:
+	void SetUp() override
+	{
+		pokelab::test::Booted::SetUp();
+		pokelabBugsReset();
+		reset_slots();
+	}
+
+	void TearDown() override
+	{
+		pokelabBugsReset();
+		reset_slots();
+		pokelab::test::Booted::TearDown();
+	}
+};
+
+} /* namespace pltest */

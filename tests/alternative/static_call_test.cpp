@@ -48,22 +48,19 @@ using namespace pltest;
 
 namespace {
 
-class StaticCall : public pokelab::test::Booted
+class StaticCall : public ScratchBooted
 {
 protected:
 	void SetUp() override
 	{
-		pokelab::test::Booted::SetUp();
-		reset_slots();
+		ScratchBooted::SetUp();
 		static_call_update(sc_selftest, &func_a);
 	}
 
 	void TearDown() override
 	{
-		pokelabBugsReset();
-		reset_slots();
 		static_call_update(sc_selftest, &func_a);
-		pokelab::test::Booted::TearDown();
+		ScratchBooted::TearDown();
 	}
 };
 

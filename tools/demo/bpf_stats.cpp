@@ -236,35 +236,31 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 
 	std::vector<bool> dead(n, false);
 	auto deadline = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(10); };
-	auto waitPasses = [&](unsigned int seq) {
-		/* Every live hot loop completes a pass that began at @seq or later. */
+	/* Wait until @done(cpu) for every live CPU of one kind (hot loop or isolated). */
+	auto waitEach = [&](bool isolatedCpus, auto done) {
 		for (unsigned int cpu = 1; cpu < n; cpu++) {
 			auto until = deadline();
 
-			if (cpumask_test_cpu(cpu, nohz))
+			if (cpumask_test_cpu(cpu, nohz) != isolatedCpus)
 				continue;
-			while (!dead[cpu] &&
-			       loops[cpu].passSeq.load(std::memory_order_acquire) < seq) {
+			while (!dead[cpu] && !done(cpu)) {
 				if (std::chrono::steady_clock::now() > until)
 					dead[cpu] = true;
 				std::this_thread::yield();
 			}
 		}
 	};
+	/* Every live hot loop completes a pass that began at @seq or later. */
+	auto waitPasses = [&](unsigned int seq) {
+		waitEach(false, [&](unsigned int cpu) {
+			return loops[cpu].passSeq.load(std::memory_order_acquire) >= seq;
+		});
+	};
+	/* Every isolated CPU acknowledged flip phase @seq. */
 	auto waitIsolated = [&](unsigned int seq) {
-		/* Every isolated CPU acknowledged flip phase @seq. */
-		for (unsigned int cpu = 1; cpu < n; cpu++) {
-			auto until = deadline();
-
-			if (!cpumask_test_cpu(cpu, nohz))
-				continue;
-			while (!dead[cpu] &&
-			       isolated[cpu].ack.load(std::memory_order_acquire) != seq) {
-				if (std::chrono::steady_clock::now() > until)
-					dead[cpu] = true;
-				std::this_thread::yield();
-			}
-		}
+		waitEach(true, [&](unsigned int cpu) {
+			return isolated[cpu].ack.load(std::memory_order_acquire) == seq;
+		});
 	};
 
 	waitPasses(0);
