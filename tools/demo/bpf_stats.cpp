@@ -83,34 +83,24 @@ void hotLoop(HotLoopState *st, bool smallKey)
 		bool stable = !(s1 & 1);
 		bool want = stateOfSeq(s1);
 
-		for (unsigned int i = 0; i < kNrBpfSites; i++) {
-			unsigned int r = progs[i](&ctx);
-			bool took = r & kBpfRanWithStats;
-
+		/* One call through a site: count it, and check it once the flip is stable. */
+		auto account = [&](unsigned int r) {
 			calls++;
 			if (!stable)
-				continue;
+				return;
 			checked++;
-			if (unlikely(took != want)) {
+			if (unlikely(!!(r & kBpfRanWithStats) != want)) {
 				/* Stale only if no new flip began since s1 was read. */
 				smp_rmb();
 				if (READ_ONCE(flipSeq) == s1)
 					stale++;
 			}
-		}
-		for (unsigned int i = 0; smallKey && i < kNrSmallKeySites; i++) {
-			bool took = small[i](&ctx) & kBpfRanWithStats;
+		};
 
-			calls++;
-			if (!stable)
-				continue;
-			checked++;
-			if (unlikely(took != want)) {
-				smp_rmb();
-				if (READ_ONCE(flipSeq) == s1)
-					stale++;
-			}
-		}
+		for (unsigned int i = 0; i < kNrBpfSites; i++)
+			account(progs[i](&ctx));
+		for (unsigned int i = 0; smallKey && i < kNrSmallKeySites; i++)
+			account(small[i](&ctx));
 		st->calls.store(calls, std::memory_order_relaxed);
 		st->stale.store(stale, std::memory_order_relaxed);
 		st->checked.store(checked, std::memory_order_relaxed);
