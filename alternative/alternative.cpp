@@ -13,7 +13,11 @@
  *    stays read-only (no mapping is ever writable and executable);
  *  - _stext is the start of the executable (__executable_start);
  *  - the per-CPU counters and the batch timing feed pokelab's reports;
- *  - decoding uses Zydis (asm/insn.h) and reads only the bytes given.
+ *  - decoding uses Zydis (asm/insn.h) and reads only the bytes given;
+ *  - one-line calls feed the cross-modifying-code model (kshim::xmc*():
+ *    the bytes each write changed, the batch's phases, its INT3 refs) and
+ *    inject torture delays; BUSTED() switches put plausible wrong patches
+ *    in at their call sites (kernel_shim/busted.h).
  */
 #include <cerrno>
 #include <climits>
@@ -30,10 +34,12 @@
 #include <asm/text-patching.h>
 #include <asm/sections.h>
 #include <kernel_shim/boot.h>
-#include <kernel_shim/text_gen.h>
+#include <kernel_shim/busted.h>
 #include <linux/context_tracking_work.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/sigsafe.h>
+#include <kernel_shim/torture.h>
+#include <kernel_shim/xmc.h>
 #include <linux/atomic.h>
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
@@ -137,15 +143,25 @@ static void *text_poke_memcpy(void *dst, const void *src, size_t len)
 	 * /proc/self/mem makes the kernel write the page through its own
 	 * mapping (breaking copy-on-write for the file-backed text once),
 	 * which plays the part of text_poke_mm: no user-visible writable
-	 * alias exists before, during or after.
+	 * alias exists before, during or after. Each chunk's old and new
+	 * bytes go to the cross-modifying-code model once they are in memory.
 	 */
 	while (done < len) {
-		ssize_t r = pwrite(text_poke_fd, (const char *)src + done, len - done,
-				   (off_t)((unsigned long)dst + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		BUG_ON(r <= 0);
-		done += r;
+		u8 before[256];
+		size_t n = len - done < sizeof(before) ? len - done : sizeof(before);
+		size_t chunk = 0;
+
+		memcpy(before, (const char *)dst + done, n);
+		while (chunk < n) {
+			ssize_t r = pwrite(text_poke_fd, (const char *)src + done + chunk, n - chunk,
+					   (off_t)((unsigned long)dst + done + chunk));
+			if (r < 0 && errno == EINTR)
+				continue;
+			BUG_ON(r <= 0);
+			chunk += r;
+		}
+		kshim::xmcTextWrite((const char *)dst + done, before, (const u8 *)src + done, n);
+		done += n;
 	}
 	return dst;
 }
@@ -166,17 +182,18 @@ static void *__text_poke(void *(*func)(void *, const void *, size_t), void *addr
 	__atomic_fetch_add(&poke_stats.pokes, 1, __ATOMIC_RELAXED);
 
 	/*
-	 * userspace: the kernel relies on the CR3 reload of
-	 * unuse_temporary_mm() to serialise this CPU; the return from the
-	 * pwrite() system call is our equivalent, and it is a compiler barrier
-	 * too.
+	 * userspace: the CR3 write of unuse_temporary_mm() is what serialises
+	 * this CPU in the kernel; a return from pwrite() need not (SYSRET is
+	 * not serialising), so sync_core() stands in for it here. It is a
+	 * compiler barrier too.
 	 */
-	barrier();
+	sync_core();
 
 	/* What we read back must be what we wrote. */
 	BUG_ON(memcmp(addr, src, len));
 
 	local_irq_restore(flags);
+	torture_delay(kshim::TortureDelay::TextWrite);	/* userspace: between a batch's writes */
 	return addr;
 }
 
@@ -197,55 +214,46 @@ void *text_poke_kgdb(void *addr, const void *opcode, size_t len)
 /* Port of text_poke_early(), arch/x86/kernel/alternative.c, v6.16 */
 void text_poke_early(void *addr, const void *opcode, size_t len)
 {
-	unsigned long flags, gen;
+	unsigned long flags;
 
+	kshim::xmcOpBegin("text_poke_early");	/* userspace: one operation for the model */
 	local_irq_save(flags);
 	/* userspace: our text is never writable, so even early writes go through the alias */
 	text_poke_memcpy(addr, opcode, len);
-	/* userspace: a new text generation, which this CPU syncs with right below */
-	gen = kshim::textGenBump();
-	pokelab_text_poke_early_written();	/* userspace: checker + test hook */
+	pokelab_text_poke_early_written();	/* userspace: test hook */
 	if (unlikely(pokelab_alt_bugs.irq_before_sync_0160a5454e54)) {
 		/* userspace: bug replay, the order before 0160a5454e54 (IRQs on, then sync) */
 		local_irq_restore(flags);
 		sync_core();
-		kshim::textGenEndSync(gen);
 		pokelab_text_poke_early_synced();
+		kshim::xmcOpEnd();
 		return;
 	}
 	/* Serialise before any interrupt can run the new bytes (0160a5454e54). */
 	sync_core();
-	kshim::textGenEndSync(gen);
 	pokelab_text_poke_early_synced();
 	local_irq_restore(flags);
+	kshim::xmcOpEnd();	/* userspace */
 }
 
 /*
  * userspace: pokelab's experiment of seed 004 (batched sync_core() in
  * apply_alternatives(), never merged): the write half of text_poke_early()
  * alone. The caller has IRQs off and owes a sync_core() followed by
- * kshim::textGenEndSync() and pokelab_text_poke_early_synced(). Returns the
- * text generation the write made.
+ * pokelab_text_poke_early_synced().
  */
-unsigned long pokelab_text_poke_early_write(void *addr, const void *opcode, size_t len)
+void pokelab_text_poke_early_write(void *addr, const void *opcode, size_t len)
 {
-	unsigned long gen;
-
 	text_poke_memcpy(addr, opcode, len);
-	gen = kshim::textGenBump();
 	pokelab_text_poke_early_written();
-	return gen;
 }
 
 /* Port of do_sync_core(), arch/x86/kernel/alternative.c */
 void do_sync_core(void *info)
 {
-	/* userspace: the checker learns which text this CPU serialised against */
-	unsigned long gen = kshim::textGenBeginSync();
-
 	(void)info;
-	sync_core();
-	kshim::textGenEndSync(gen);
+	if (!BUSTED(EMPTY_DO_SYNC_CORE))	/* userspace: BUSTED, the IPI that serialises nothing */
+		sync_core();
 	this_cpu_inc(sync_core_runs);	/* userspace: report counter */
 }
 
@@ -268,10 +276,7 @@ static bool do_sync_core_defer_cond(int cpu, void *info)
 /* Port of __smp_text_poke_sync_each_cpu(), arch/x86/kernel/alternative.c (series v7) */
 static void __smp_text_poke_sync_each_cpu(smp_cond_func_t cond_func)
 {
-	/* userspace: the generation this round covers, for the checker */
-	unsigned long gen = kshim::textGen();
-
-	__atomic_fetch_add(&poke_stats.syncRounds, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&poke_stats.syncRounds, 1, __ATOMIC_RELAXED);	/* userspace */
 	if (text_poke_sync_membarrier) {
 		/*
 		 * userspace: pokelab.sync=membarrier. The host kernel IPIs every
@@ -279,13 +284,20 @@ static void __smp_text_poke_sync_each_cpu(smp_cond_func_t cond_func)
 		 * next runs user code. It cannot defer, and unlike the IPI
 		 * back-end it does not wait for an INT3 handler in progress;
 		 * the refs drain in finish and text_poke_int3_gone() cover that.
-		 * The checker does not track these rounds.
+		 * It serialises the other threads, not the caller: the caller
+		 * runs its own sync_core(), as on_each_cpu() would run
+		 * do_sync_core() here.
 		 */
+		u64 seq = kshim::xmcSerialiseBegin();
+
 		BUG_ON(syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0));
+		kshim::xmcMembarrierRound(seq);
+		sync_core();
+		kshim::xmcSyncRoundDone();
 		return;
 	}
 	on_each_cpu_cond(cond_func, do_sync_core, NULL, 1);
-	kshim::textGenRoundDone(gen);
+	kshim::xmcSyncRoundDone();	/* userspace: a bare text_poke()'s operation ends here */
 }
 
 /* Port of smp_text_poke_sync_each_cpu(), arch/x86/kernel/alternative.c */
@@ -430,6 +442,62 @@ static __always_inline void put_text_poke_array(void)
 	smp_mb__before_atomic();
 	raw_atomic_dec(refs);
 	text_poke_refs_written(text_poke_refs_this_line());	/* userspace: census */
+}
+
+/*
+ * userspace: the two halves of the batch's refs, kept out of
+ * smp_text_poke_batch_finish() so that it reads as upstream's: publish
+ * sets every CPU's count (or, refs=global, v6.15's one shared count) to 1
+ * with release; drain drops the batch's own and waits for handlers still
+ * holding one. Both tell the false-sharing census and the
+ * cross-modifying-code model.
+ */
+static void text_poke_array_refs_publish(void)
+{
+	unsigned int i;
+
+	if (text_poke_refs_global) {
+		atomic_set_release(&text_poke_array_refs_global, 1);
+		text_poke_refs_written(TEXT_POKE_REFS_GLOBAL_LINE);
+		text_poke_refs_patcher_writes++;
+		kshim::xmcInt3RefsPublish(-1);
+		return;
+	}
+	for_each_possible_cpu(i) {
+		atomic_set_release(per_cpu_ptr(&text_poke_array_refs, i), 1);
+		text_poke_refs_written(i);
+		text_poke_refs_patcher_writes++;
+		kshim::xmcInt3RefsPublish(i);
+	}
+}
+
+static void text_poke_array_refs_drain(void)
+{
+	unsigned int i;
+
+	/* The acquire pairs with smp_mb__before_atomic() in put_text_poke_array(). */
+	if (text_poke_refs_global) {
+		bool last;
+
+		kshim::xmcInt3RefsDrain(-1);
+		last = atomic_dec_and_test(&text_poke_array_refs_global);
+		text_poke_refs_written(TEXT_POKE_REFS_GLOBAL_LINE);
+		text_poke_refs_patcher_writes++;
+		if (!last)
+			atomic_cond_read_acquire(&text_poke_array_refs_global, !VAL);
+		return;
+	}
+	for_each_possible_cpu(i) {
+		atomic_t *refs = per_cpu_ptr(&text_poke_array_refs, i);
+		bool last;
+
+		kshim::xmcInt3RefsDrain(i);
+		last = atomic_dec_and_test(refs);
+		text_poke_refs_written(i);
+		text_poke_refs_patcher_writes++;
+		if (unlikely(!last))
+			atomic_cond_read_acquire(refs, !VAL);
+	}
 }
 
 static __always_inline void *text_poke_addr(const struct smp_text_poke_loc *tpl)
@@ -713,8 +781,10 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 	 */
 	smp_rmb();
 
+	torture_delay(kshim::TortureDelay::Int3BeforeRef);	/* userspace */
 	if (!try_get_text_poke_array())
 		return text_poke_int3_gone(regs);
+	torture_delay(kshim::TortureDelay::Int3AfterRef);	/* userspace */
 
 	/* The trap reports the byte after the INT3. */
 	ip = (char *)regs->ip - INT3_INSN_SIZE;
@@ -790,6 +860,7 @@ void smp_text_poke_batch_finish(void)
 		return;
 
 	lockdep_assert_held(&text_mutex);
+	kshim::xmcOpBegin("smp_text_poke_batch_finish", true);	/* userspace */
 
 	/* userspace: test-only legacy descriptor mode, published before the refs */
 	if (unlikely(pokelab_bugs.legacy_desc))
@@ -799,19 +870,9 @@ void smp_text_poke_batch_finish(void)
 	 * Publish the array before any INT3 can be hit: a handler that gets a
 	 * ref sees every entry. Pairs with the full barrier of
 	 * raw_atomic_inc_not_zero() in try_get_text_poke_array().
+	 * userspace: refs=global and the census live in the helper.
 	 */
-	if (text_poke_refs_global) {
-		/* userspace: refs=global, as text_poke_bp_batch() of v6.15 */
-		atomic_set_release(&text_poke_array_refs_global, 1);
-		text_poke_refs_written(TEXT_POKE_REFS_GLOBAL_LINE);	/* userspace: census */
-		text_poke_refs_patcher_writes++;
-	} else {
-		for_each_possible_cpu(i) {
-			atomic_set_release(per_cpu_ptr(&text_poke_array_refs, i), 1);
-			text_poke_refs_written(i);	/* userspace: census */
-			text_poke_refs_patcher_writes++;
-		}
-	}
+	text_poke_array_refs_publish();
 
 	/* userspace: cond_resched() has no scheduler to yield to; the task keeps running */
 
@@ -819,6 +880,7 @@ void smp_text_poke_batch_finish(void)
 	smp_wmb();
 
 	/* Phase 1: an INT3 on the first byte of every site. */
+	kshim::xmcPhase(1);	/* userspace */
 	for (i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
 		void *addr = text_poke_addr(&text_poke_array.vec[i]);
 
@@ -828,22 +890,22 @@ void smp_text_poke_batch_finish(void)
 		 * every CPU now, deferral or not (series v7, 25/31).
 		 * userspace: no modules, so no module noinstr text to check.
 		 */
-		if (is_kernel_noinstr_text((unsigned long)addr))
+		if (is_kernel_noinstr_text((unsigned long)addr) && !BUSTED(DEFER_NOINSTR))
 			cond = NULL;
 
 		text_poke_array.vec[i].old = *(u8 *)addr;
 		text_poke(addr, &int3, INT3_INSN_SIZE);
 	}
-	/* userspace: the checker's generation moves after each phase's writes */
-	kshim::textGenBump();
 
-	__smp_text_poke_sync_each_cpu(cond);
+	if (!BUSTED(NO_SYNC_1))
+		__smp_text_poke_sync_each_cpu(cond);
 
 	/* userspace: test-only hook, holds the batch with every INT3 armed */
 	if (unlikely(pokelab_hooks.batch_after_phase1))
 		pokelab_hooks.batch_after_phase1();
 
 	/* Phase 2: every byte but the first, behind the INT3. */
+	kshim::xmcPhase(2);	/* userspace */
 	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
 		u8 _new[TEXT_POKE_MAX_OPCODE_SIZE + 1];
 		const u8 *new_insn = text_poke_array.vec[i].text; /* userspace: "new" is a C++ keyword */
@@ -857,6 +919,11 @@ void smp_text_poke_batch_finish(void)
 				new_insn = _new;
 			}
 
+			/* userspace: BUSTED, the new first byte goes in before its tail */
+			if (BUSTED(FIRST_BYTE_FIRST))
+				text_poke(text_poke_addr(&text_poke_array.vec[i]), new_insn,
+					  INT3_INSN_SIZE);
+
 			text_poke((char *)text_poke_addr(&text_poke_array.vec[i]) + INT3_INSN_SIZE,
 				  new_insn + INT3_INSN_SIZE, len - INT3_INSN_SIZE);
 
@@ -865,13 +932,12 @@ void smp_text_poke_batch_finish(void)
 		/* userspace: no perf_event_text_poke(): pokelab has no perf ring to feed */
 	}
 
-	kshim::textGenBump();
-
 	/* Only needed if some site had a tail. */
-	if (do_sync)
+	if (do_sync && !BUSTED(NO_SYNC_2))
 		__smp_text_poke_sync_each_cpu(cond);
 
 	/* Phase 3: the first byte, which removes the INT3. */
+	kshim::xmcPhase(3);	/* userspace */
 	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
 		u8 byte = text_poke_array.vec[i].text[0];
 
@@ -885,9 +951,12 @@ void smp_text_poke_batch_finish(void)
 		text_poke(text_poke_addr(&text_poke_array.vec[i]), &byte, INT3_INSN_SIZE);
 		do_sync++;
 	}
-	kshim::textGenBump();
 
-	if (do_sync)
+	/* userspace: BUSTED, the handlers' refs go before the sync that waits for them */
+	if (BUSTED(REFS_DRAIN_EARLY))
+		text_poke_array_refs_drain();
+
+	if (do_sync && !BUSTED(NO_SYNC_3))
 		__smp_text_poke_sync_each_cpu(cond);
 
 	/* userspace: test-only legacy descriptor mode */
@@ -897,28 +966,11 @@ void smp_text_poke_batch_finish(void)
 	/*
 	 * Drop our refs and wait for handlers still holding one. Once phase 3
 	 * removed the INT3s, its sync already waited for every handler, so
-	 * this only spins when a new first byte is itself INT3. The acquire
-	 * pairs with smp_mb__before_atomic() in put_text_poke_array().
+	 * this only spins when a new first byte is itself INT3.
+	 * userspace: refs=global and the census live in the helper.
 	 */
-	if (text_poke_refs_global) {
-		/* userspace: refs=global, as text_poke_bp_batch() of v6.15 */
-		bool last = atomic_dec_and_test(&text_poke_array_refs_global);
-
-		text_poke_refs_written(TEXT_POKE_REFS_GLOBAL_LINE);	/* userspace: census */
-		text_poke_refs_patcher_writes++;
-		if (!last)
-			atomic_cond_read_acquire(&text_poke_array_refs_global, !VAL);
-	} else {
-		for_each_possible_cpu(i) {
-			atomic_t *refs = per_cpu_ptr(&text_poke_array_refs, i);
-			bool last = atomic_dec_and_test(refs);
-
-			text_poke_refs_written(i);	/* userspace: census */
-			text_poke_refs_patcher_writes++;
-			if (unlikely(!last))
-				atomic_cond_read_acquire(refs, !VAL);
-		}
-	}
+	if (!BUSTED(REFS_DRAIN_EARLY))
+		text_poke_array_refs_drain();
 
 	/* userspace: report figures */
 	poke_stats.lastNrEntries = text_poke_array.nr_entries;
@@ -929,6 +981,7 @@ void smp_text_poke_batch_finish(void)
 
 	/* Every handler is done with the array. */
 	text_poke_array.nr_entries = 0;
+	kshim::xmcOpEnd();	/* userspace: the batch returns; R2 for every CPU */
 }
 
 /*
@@ -970,6 +1023,7 @@ static void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len
 	}
 
 	tpl = &text_poke_array.vec[text_poke_array.nr_entries++];
+	kshim::xmcIntent(addr, opcode, len);	/* userspace: what the caller asked for, for the model */
 
 	if (len == 6)
 		i = 1;

@@ -41,7 +41,8 @@
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/smp.h>
-#include <kernel_shim/text_gen.h>
+#include <kernel_shim/disasm.h>
+#include <kernel_shim/xmc.h>
 #include <linux/irqflags.h>
 #include <pokelab/alt_batch.h>
 #include <pokelab/alt_test.h>
@@ -613,8 +614,10 @@ __noinline void apply_alternatives(struct alt_instr *start, struct alt_instr *en
 void pokelab_apply_alternatives_pass(const struct pokelab_alt_table *tables, int nr,
 				     struct pokelab_alt_pass *pass)
 {
-	unsigned long flags = 0, gen = 0;
+	unsigned long flags = 0;
 
+	/* One operation for the cross-modifying-code model: the pass returns once, at the end. */
+	kshim::xmcOpBegin("apply_alternatives pass");
 	if (pass->batched)
 		local_irq_save(flags);
 
@@ -629,14 +632,13 @@ void pokelab_apply_alternatives_pass(const struct pokelab_alt_table *tables, int
 			optimize_nops(ps.instr, ps.buff, ps.len);
 
 			if (pass->batched) {
-				gen = pokelab_text_poke_early_write(ps.instr, ps.buff, ps.len);
+				pokelab_text_poke_early_write(ps.instr, ps.buff, ps.len);
 			} else {
 				/* text_poke_early()'s steps, with the pass's sync_core() flavour */
 				local_irq_save(flags);
-				gen = pokelab_text_poke_early_write(ps.instr, ps.buff, ps.len);
+				pokelab_text_poke_early_write(ps.instr, ps.buff, ps.len);
 				pass->sync();
 				pass->syncs++;
-				kshim::textGenEndSync(gen);
 				pokelab_text_poke_early_synced();
 				local_irq_restore(flags);
 			}
@@ -648,11 +650,10 @@ void pokelab_apply_alternatives_pass(const struct pokelab_alt_table *tables, int
 		/* One serialisation covers every write above; IRQs stayed off since the first. */
 		pass->sync();
 		pass->syncs++;
-		if (gen)
-			kshim::textGenEndSync(gen);
 		pokelab_text_poke_early_synced();
 		local_irq_restore(flags);
 	}
+	kshim::xmcOpEnd();
 }
 
 /*
@@ -733,35 +734,23 @@ void AltTextSnapshot::restore() const
 
 std::vector<std::string> disassemble(const u8 *bytes, size_t len, unsigned long addr)
 {
-	static ZydisDecoder decoder;
-	static ZydisFormatter formatter;
-	static bool init = [] {
-		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-		ZydisFormatterInit(&formatter, ZYDIS_FORMATTER_STYLE_ATT);
-		return true;
-	}();
 	std::vector<std::string> out;
 	size_t off = 0;
 
-	(void)init;
 	while (off < len) {
-		ZydisDecodedInstruction zi;
-		ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-		char text[128];
+		unsigned int l;
+		std::string text = kshim::disasmOne(bytes + off, len - off, addr + off, &l);
 		std::string hex;
 
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, bytes + off, len - off, &zi,
-							  ops))) {
+		if (!l) {
 			out.push_back(fmt::format("+{:<3} {:02x}  (bad)", off, bytes[off]));
 			off++;
 			continue;
 		}
-		ZydisFormatterFormatInstruction(&formatter, &zi, ops, zi.operand_count_visible,
-						text, sizeof(text), addr + off, nullptr);
-		for (unsigned int k = 0; k < zi.length; k++)
+		for (unsigned int k = 0; k < l; k++)
 			hex += fmt::format("{}{:02x}", k ? " " : "", bytes[off + k]);
 		out.push_back(fmt::format("+{:<3} {:<32} {}", off, hex, text));
-		off += zi.length;
+		off += l;
 	}
 	return out;
 }

@@ -12,21 +12,7 @@
 #include <Zydis/Zydis.h>
 
 #include <asm/insn.h>
-
-namespace {
-
-const ZydisDecoder *decoder()
-{
-	static ZydisDecoder d;
-	static bool init = [] {
-		ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-		return true;
-	}();
-	(void)init;
-	return &d;
-}
-
-} /* namespace */
+#include <kernel_shim/disasm.h>
 
 int insn_decode(struct insn *insn, const void *kaddr, int buf_len, enum insn_mode m)
 {
@@ -36,7 +22,7 @@ int insn_decode(struct insn *insn, const void *kaddr, int buf_len, enum insn_mod
 	memset(insn, 0, sizeof(*insn));
 	if (m == INSN_MODE_32)
 		return -EINVAL;	/* userspace: pokelab is x86-64 only */
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder(), kaddr, buf_len, &zi, ops)))
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(kshim::zydisDecoder(), kaddr, buf_len, &zi, ops)))
 		return -EINVAL;
 
 	insn->length = zi.length;

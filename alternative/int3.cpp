@@ -24,6 +24,7 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/sigsafe.h>
+#include <kernel_shim/xmc.h>
 #include <linux/kdebug.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
@@ -198,6 +199,7 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 	if (smp_text_poke_int3_handler(&regs)) {
 		regsToUcontext(&regs, uc);
 		int3_account(t0);
+		kshim::xmcEret();	/* userspace: IRET, serialising under pokelab.eret=serialising */
 		errno = savedErrno;
 		return;
 	}
@@ -208,6 +210,7 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 
 	regsToUcontext(&regs, uc);
 	int3_account(t0);
+	kshim::xmcEret();
 	errno = savedErrno;
 }
 

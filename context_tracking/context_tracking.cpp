@@ -18,8 +18,10 @@
 
 #include <asm/sync_core.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/busted.h>
 #include <kernel_shim/machine.h>
-#include <kernel_shim/text_gen.h>
+#include <kernel_shim/torture.h>
+#include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
 #include <linux/irqflags.h>
@@ -31,7 +33,6 @@ enum ct_defer_policy ct_defer_policy = CT_DEFER_OFF;
 
 namespace pokelab {
 void (*ctSetCpuWorkRaceHook)(unsigned int cpu);
-bool ctSkipWorkFlush;
 } /* namespace pokelab */
 
 static DEFINE_PER_CPU(unsigned long, ct_work_flushed);
@@ -51,14 +52,9 @@ static __always_inline unsigned long ct_clock_ns(void)
 /* Port of arch_context_tracking_work(), arch/x86/include/asm/context_tracking_work.h (v7) */
 noinstr void arch_context_tracking_work(enum ct_work work)
 {
-	unsigned long gen;
-
 	switch (work) {
 	case CT_WORK_SYNC:
-		/* userspace: the checker learns which text this CPU now runs */
-		gen = kshim::textGenBeginSync();
 		sync_core();
-		kshim::textGenEndSync(gen);
 		break;
 	case CT_WORK_MAX:
 		WARN_ON_ONCE(true);
@@ -68,10 +64,6 @@ noinstr void arch_context_tracking_work(enum ct_work work)
 /* Port of ct_work_flush(), kernel/context_tracking.c (v7) */
 static noinstr void ct_work_flush(unsigned long seq)
 {
-	/* userspace: a test switch that loses the flush, to prove the checker fires */
-	if (unlikely(pokelab::ctSkipWorkFlush))
-		return;
-
 	seq = (seq & CT_WORK_MASK) >> CT_WORK_START;
 
 	for (int bit = 0; bit < CT_WORK_MAX_OFFSET; bit++) {
@@ -112,6 +104,8 @@ static __always_inline void ct_kernel_exit_state(int offset)
 {
 	int seq;
 
+	/* userspace: the model learns that this CPU stops fetching instrumentable text */
+	kshim::xmcEqsEnter();
 	/*
 	 * One fully ordered RMW: everything this CPU did in the kernel is
 	 * ordered before it leaves RCU's sight, and pending work bits go
@@ -133,7 +127,10 @@ static __always_inline void ct_kernel_enter_state(int offset)
 	 * @seq (pairs with the cmpxchg in ct_set_cpu_work()).
 	 */
 	seq = ct_state_inc(offset);
-	ct_work_flush(seq);
+	/* userspace: torture delay injection, the window between entry and the flush */
+	torture_delay(kshim::TortureDelay::EntryBeforeFlush);
+	if (!BUSTED(SKIP_ENTRY_FLUSH))
+		ct_work_flush(seq);
 	/* userspace: catchup (v8 RFC) serialises on every entry from an EQS */
 	if (ct_defer_policy == CT_DEFER_CATCHUP && ct_this()->active) {
 		arch_context_tracking_work(CT_WORK_SYNC);
@@ -385,6 +382,8 @@ bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 	/* userspace: lets a test change the target's state inside the window */
 	if (pokelab::ctSetCpuWorkRaceHook)
 		pokelab::ctSetCpuWorkRaceHook(cpu);
+	/* userspace: torture delay injection, between the read and the decision */
+	torture_delay(kshim::TortureDelay::CtReadDecision);
 
 	/* Retry while the target still shows "not watching". */
 	do {
@@ -481,6 +480,21 @@ kshim::BootParamRegistrar ctTortureParam({
 	"pokelab.ct_torture[=0|1]: 2-bit RCU watching counter",
 });
 
+/*
+ * userspace: for the cross-modifying-code model, does @cpu have a deferred
+ * sync that its next entry runs before any instrumentable code? A work bit
+ * (v7, v5), or catchup's unconditional serialisation at every entry.
+ */
+bool ctDeferredSyncPending(int cpu)
+{
+	struct context_tracking *ct = per_cpu_ptr(&context_tracking, cpu);
+	int state = atomic_read(&ct->state);
+
+	if (ct_defer_policy == CT_DEFER_CATCHUP)
+		return ct->active;
+	return state & (CT_WORK_SYNC << CT_WORK_START);
+}
+
 /* Port of ct_cpu_track_user() + context_tracking_init(): nohz_full CPUs are active. */
 int contextTrackingInit(std::string &)
 {
@@ -505,6 +519,7 @@ int contextTrackingInit(std::string &)
 	}
 	if (!cpumask_empty(nohz) || policyGiven)
 		kshim::setMachineAttr("ct_defer", ct_defer_policy_name(ct_defer_policy));
+	kshim::xmcSetSyncPending(ctDeferredSyncPending);
 	return 0;
 }
 

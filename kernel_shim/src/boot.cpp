@@ -17,7 +17,9 @@
 #include <asm/barrier.h>
 #include <asm/sync_core.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/busted.h>
 #include <kernel_shim/machine.h>
+#include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
 #include <linux/irqflags.h>
@@ -171,6 +173,8 @@ void cpuThreadMain(int cpu)
 	c.thread = pthread_self();
 	/* Pinning failures were reported at boot for CPU 0; do not repeat per CPU. */
 	topology().pinSelf(c.pu);
+	/* A CPU comes up serialised (it left reset): it fetches the text as it is now. */
+	sync_core();
 	rcuCpuStarting();
 	cpumask_set_cpu(cpu, &__cpu_online_mask);
 
@@ -372,6 +376,15 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 	rcuCpuStarting();
 	cpumask_set_cpu(0, &__cpu_online_mask);
 	isBooted = true;
+
+	/* The model and the BUSTED switch, before anything writes text. */
+	bustedBoot();
+	xmcReset();
+	installFatalSignalHandlers();
+	setMachineAttr("xmc", !xmcEnabled ? "off" : xmcEretSerialises ? "on (eret serialising)"
+								 : "on (eret plain)");
+	if (bustedActive())
+		setMachineAttr("BUSTED", bustedActive()->name);
 
 	/* Early hooks: on the boot CPU, before any other CPU runs. */
 	ret = runHooks(BootStage::Early, err);

@@ -2,9 +2,12 @@
 /*
  * BUG() and WARN(), and the panic_on_warn boot parameter.
  */
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <execinfo.h>
 #include <string>
+#include <ucontext.h>
 
 #include <kernel_shim/boot.h>
 #include <kernel_shim/sigsafe.h>
@@ -17,6 +20,19 @@ namespace {
 
 bool panicOnWarn;
 unsigned long nrWarnings;
+void (*deathHooks[4])() noexcept;
+
+/* The hooks, newest first, then the abort. */
+[[noreturn]] void die() noexcept
+{
+	for (int i = 3; i >= 0; i--) {
+		void (*fn)() noexcept = __atomic_load_n(&deathHooks[i], __ATOMIC_ACQUIRE);
+
+		if (fn)
+			fn();
+	}
+	abort();
+}
 
 void dumpStack() noexcept
 {
@@ -65,7 +81,7 @@ void bugAt(const char *file, int line, const char *func, const char *cond) noexc
 	b.str(" on CPU ").dec(raw_smp_processor_id()).str("\n");
 	b.emit();
 	dumpStack();
-	abort();
+	die();
 }
 
 void notOnCpu(const char *file, int line) noexcept
@@ -76,7 +92,7 @@ void notOnCpu(const char *file, int line) noexcept
 		.str(file).str(":").dec(line).str("\n");
 	b.emit();
 	dumpStack();
-	abort();
+	die();
 }
 
 void warnAt(const char *file, int line, const char *func, const char *cond) noexcept
@@ -91,7 +107,66 @@ void warnAt(const char *file, int line, const char *func, const char *cond) noex
 	if (panicOnWarn) {
 		SigSafeBuf().str("Kernel panic - not syncing: panic_on_warn set\n").emit();
 		dumpStack();
-		abort();
+		die();
+	}
+}
+
+namespace {
+
+/*
+ * A fatal signal (a CPU executed a torn instruction, followed a garbage
+ * pointer, ...): say where, run the death hooks, then die of the signal as
+ * if nothing had caught it. Not under AddressSanitizer, whose own SEGV
+ * report is more useful.
+ */
+void fatalSignal(int sig, siginfo_t *si, void *ucv) noexcept
+{
+	const ucontext_t *uc = (const ucontext_t *)ucv;
+
+	const char *name = sig == SIGILL ? "SIGILL" : sig == SIGFPE ? "SIGFPE" :
+			   sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : "?";
+
+	SigSafeBuf().str("pokelab: fatal signal ").dec(sig).str(" (").str(name)
+		.str(") on CPU ").dec(raw_smp_processor_id()).str(" at ip ")
+		.hex((unsigned long)uc->uc_mcontext.gregs[REG_RIP]).str(", address ")
+		.hex((unsigned long)si->si_addr).str("\n").emit();
+	for (int i = 3; i >= 0; i--) {
+		void (*fn)() noexcept = __atomic_load_n(&deathHooks[i], __ATOMIC_ACQUIRE);
+
+		if (fn)
+			fn();
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+} /* namespace */
+
+void installFatalSignalHandlers() noexcept
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fatalSignal;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGILL, &sa, nullptr);
+	sigaction(SIGFPE, &sa, nullptr);
+#ifndef __SANITIZE_ADDRESS__
+	sigaction(SIGSEGV, &sa, nullptr);
+	sigaction(SIGBUS, &sa, nullptr);
+#endif
+}
+
+void addDeathHook(void (*fn)() noexcept)
+{
+	for (auto &h : deathHooks) {
+		if (h == fn)
+			return;
+		if (!h) {
+			__atomic_store_n(&h, fn, __ATOMIC_RELEASE);
+			return;
+		}
 	}
 }
 

@@ -24,6 +24,8 @@
 #include <linux/entry-common.h>
 #include <linux/irqflags.h>
 #include <linux/smp.h>
+#include <kernel_shim/torture.h>
+#include <kernel_shim/xmc.h>
 
 #define KSHIM_PRIVATE
 #include "internal.h"
@@ -41,10 +43,13 @@ void ipiSignalHandler(int, siginfo_t *, void *) noexcept
 		CpuState &c = cpuState(cpu);
 
 		c.ipiReceived.fetch_add(1, std::memory_order_relaxed);
-		if (c.irqDisabled.load(std::memory_order_relaxed))
+		if (c.irqDisabled.load(std::memory_order_relaxed)) {
 			c.irqPending.store(1, std::memory_order_relaxed);
-		else
+		} else {
 			handleIpi(c);
+			/* The return from the interrupt: IRET (pokelab.eret=serialising) */
+			xmcEret();
+		}
 	}
 	errno = savedErrno;
 }
@@ -115,6 +120,7 @@ unsigned long archLocalIrqSave() noexcept
 
 	c.irqDisabled.store(1, std::memory_order_relaxed);
 	std::atomic_signal_fence(std::memory_order_seq_cst);
+	torture_delay(TortureDelay::IrqsOff);	/* a window with IRQs held off */
 	return was;
 }
 
@@ -129,9 +135,13 @@ void archLocalIrqRestore(unsigned long flags) noexcept
 	}
 	c.irqDisabled.store(0, std::memory_order_relaxed);
 	std::atomic_signal_fence(std::memory_order_seq_cst);
+	/* A CPU that wrote text with IRQs off may run any text from here on. */
+	xmcIrqsOn(smp_processor_id());
 	/* An IPI that came while masked is taken now, before we return. */
-	while (c.irqPending.exchange(0, std::memory_order_relaxed))
+	while (c.irqPending.exchange(0, std::memory_order_relaxed)) {
 		handleIpi(c);
+		xmcEret();
+	}
 }
 
 bool inTask() noexcept

@@ -27,6 +27,7 @@
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/smp.h>
+#include <kernel_shim/torture.h>
 #include <kernel_shim/trace.h>
 
 #define KSHIM_PRIVATE
@@ -179,6 +180,7 @@ void __flush_smp_call_function_queue(bool)
 		smp_call_func_t func = csd->func;
 		void *info = csd->info;
 
+		torture_delay(kshim::TortureDelay::BeforeIpiFunc);	/* userspace */
 		csd_do_func(func, info, csd);
 		csd_unlock(csd);
 		c.csdRun.fetch_add(1, std::memory_order_relaxed);

@@ -21,12 +21,15 @@
 #include <asm/nops.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/xmc.h>
 #include <linux/jump_label.h>
 #include <linux/smp.h>
 #include <pokelab/alt_sites.h>
 #include <pokelab/alt_test.h>
 
 #include "booted.h"
+
+extern "C" u8 t_tpe_target[];
 
 extern "C" struct alt_instr __start_altinstr_t1[], __stop_altinstr_t1[];
 extern "C" struct alt_instr __start_altinstr_replay[], __stop_altinstr_replay[];
@@ -175,6 +178,14 @@ protected:
 		pokelab::test::Booted::SetUp();
 		setup_clear_cpu_cap(T_ABSENT);
 		t_op_ptr = pokelab_alt_op_a;
+		/*
+		 * apply_alternatives() runs at boot, before the other CPUs: these
+		 * tables are patched with them up, but only CPU 0 runs their
+		 * text, which the cross-modifying-code model is told.
+		 */
+		privateText(__start_altinstr_t1, __stop_altinstr_t1);
+		privateText(__start_altinstr_replay, __stop_altinstr_replay);
+		kshim::xmcTextPrivate(t_tpe_target, 9, 0);
 	}
 
 	void TearDown() override
@@ -183,8 +194,32 @@ protected:
 		replay.restore();
 		pokelab::altTestReset();
 		t_op_ptr = pokelab_alt_op_a;
+		kshim::xmcQuiesce();
+		for (auto [start, len] : private_)
+			kshim::xmcTextPublish(start, len);
+		kshim::xmcTextPublish(t_tpe_target, 9);
+		private_.clear();
 		pokelab::test::Booted::TearDown();
 	}
+
+	/* The text of @start..@stop's sites, as one range private to CPU 0. */
+	void privateText(struct alt_instr *start, struct alt_instr *stop)
+	{
+		unsigned long lo = ~0ul, hi = 0;
+
+		for (struct alt_instr *a = start; a < stop; a++) {
+			unsigned long p = (unsigned long)&a->instr_offset + a->instr_offset;
+
+			lo = std::min(lo, p);
+			hi = std::max(hi, p + a->instrlen);
+		}
+		if (lo < hi) {
+			kshim::xmcTextPrivate((void *)lo, hi - lo, 0);
+			private_.push_back({(void *)lo, hi - lo});
+		}
+	}
+
+	std::vector<std::pair<void *, size_t>> private_;
 
 	void apply_t1() { apply_alternatives(__start_altinstr_t1, __stop_altinstr_t1); }
 
@@ -625,6 +660,10 @@ void tpe_after_write(void)
 
 static void replay_sync_core_before_irq_enable(bool bug)
 {
+	static const u8 nops[8] = {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90};
+
+	/* eight one-byte NOPs to start from, so that the write below changes them */
+	text_poke_early(t_tpe_target, nops, 8);
 	tpe = {};
 	tpe.ipis0 = kshim::cpuStats(0).ipiReceived;
 	pokelab_alt_bugs.irq_before_sync_0160a5454e54 = bug;
@@ -648,4 +687,18 @@ TEST_F(BugReplay, Fix0160a5454e54SyncCoreBeforeIrqEnable_BugPutBackIsCaught)
 {
 	EXPECT_NONFATAL_FAILURE(replay_sync_core_before_irq_enable(true),
 				"before sync_core()");
+
+	/*
+	 * The cross-modifying-code model sees it too, from the events alone:
+	 * CPU 0 enabled IRQs (and so could run any text) before serialising
+	 * after its own write of NOP8 over eight NOP1s.
+	 */
+	kshim::xmcQuiesce();
+	ASSERT_GE(kshim::xmcStats().violations, 1u);
+	kshim::XmcViolation v = kshim::xmcViolations()[0];
+	EXPECT_EQ(v.rule, kshim::XmcRule::Torn) << kshim::xmcFormat(v);
+	EXPECT_EQ(v.cpu, 0);
+	EXPECT_GE(v.site, (unsigned long)t_tpe_target);
+	EXPECT_LT(v.site, (unsigned long)t_tpe_target + 8);
+	expectXmcViolations();
 }

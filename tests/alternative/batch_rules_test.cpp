@@ -13,6 +13,7 @@
 
 #include <asm/text-patching.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/xmc.h>
 #include <linux/kdebug.h>
 #include <pokelab/bug_switches.h>
 #include <pokelab/text_poke_stats.h>
@@ -97,6 +98,23 @@ TEST_F(BatchRules, LowerAddressFlushesEqualAddressDoesNot)
 	EXPECT_EQ(memcmp(site(5), b, 5), 0);
 	EXPECT_EQ(call_slot(5, 1), 102);
 	EXPECT_EQ(pokelab::textPokeStats().batches - before.batches, 2u);
+
+	/*
+	 * The cross-modifying-code model rejects the duplicate, rightly: phase 3
+	 * writes the JMP's first byte, then the CALL's, with no sync between,
+	 * and phase 2 left the CALL's displacement behind the INT3. A CPU can
+	 * fetch e9 + the CALL's displacement: a JMP to pl_add100, which no
+	 * caller asked for. The kernel does not guard against a site queued
+	 * twice with different bytes either (docs/testing.md).
+	 */
+	kshim::xmcQuiesce();
+	ASSERT_GE(kshim::xmcStats().violations, 1u);
+	kshim::XmcViolation v = kshim::xmcViolations()[0];
+	EXPECT_EQ(v.rule, kshim::XmcRule::Torn) << kshim::xmcFormat(v);
+	EXPECT_EQ(v.site, (unsigned long)site(5));
+	EXPECT_EQ(v.tornBytes[0], JMP32_INSN_OPCODE);
+	EXPECT_EQ(memcmp(v.tornBytes + 1, b + 1, 4), 0);
+	expectXmcViolations();
 }
 
 TEST_F(BatchRules, SinglePokeGoesThroughTheCheckedAdd)

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include <asm/text-patching.h>
+#include <kernel_shim/xmc.h>
 
 #include "scratch_text.h"
 
@@ -71,8 +72,17 @@ void reset_slots()
 			smp_text_poke_batch_add(site(i), nop5, 5, NULL);
 	}
 	smp_text_poke_batch_finish();
-	if (memcmp(jcc_site(), nop6, 6))
+	if (memcmp(jcc_site(), nop6, 6)) {
+		/*
+		 * NOP6 cannot be emulated, so no batch can write it: the site is
+		 * put back plainly, as text that only CPU 0 runs until it is
+		 * published again (no test runs it on another CPU meanwhile).
+		 */
+		kshim::xmcTextPrivate(jcc_site(), 6, 0);
 		text_poke(jcc_site(), nop6, 6);
+		kshim::xmcQuiesce();
+		kshim::xmcTextPublish(jcc_site(), 6);
+	}
 	mutex_unlock(&text_mutex);
 }
 

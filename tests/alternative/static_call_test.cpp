@@ -14,6 +14,7 @@
 #include <asm/nops.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/xmc.h>
 #include <linux/static_call.h>
 #include <pokelab/bug_switches.h>
 #include <pokelab/text_poke_stats.h>
@@ -168,7 +169,11 @@ TEST_F(StaticCall, JccTailSiteKeepsItsCondition)
 
 	memcpy(jz + 2, &disp, 4);
 	mutex_lock(&text_mutex);
-	text_poke(jcc_site(), jz, 6);	/* a Jcc.d32 tail site, before anyone runs it */
+	/* a Jcc.d32 tail site, before anyone runs it: only CPU 0 may, meanwhile */
+	kshim::xmcTextPrivate(jcc_site(), 6, 0);
+	text_poke(jcc_site(), jz, 6);
+	kshim::xmcQuiesce();
+	kshim::xmcTextPublish(jcc_site(), 6);
 	mutex_unlock(&text_mutex);
 	EXPECT_EQ(call_jcc_slot(0), -1);
 

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <kernel_shim/boot.h>
+#include <kernel_shim/xmc.h>
 
 namespace pokelab::test {
 
@@ -25,22 +26,50 @@ inline unsigned int testCpus()
 
 /*
  * Boots nr_cpus=testCpus() (plus extraParams()) before each test, on the
- * test's thread, which becomes CPU 0; shuts down after it.
+ * test's thread, which becomes CPU 0; shuts down after it. Every test is
+ * also checked by the cross-modifying-code model: whatever text it patched,
+ * the model must have found no violation, unless the test says it expects
+ * some (a BUSTED variant, a bug replay).
  */
 class Booted : public ::testing::Test
 {
 protected:
 	virtual std::string extraParams() const { return ""; }
+	virtual unsigned int cpus() const { return testCpus(); }
+	/* A fixture that runs a BUSTED variant or a bug replay: violations are its point. */
+	virtual bool xmcViolationsExpected() const { return false; }
+	/* One test that shows a violation on purpose (it checks the report itself). */
+	void expectXmcViolations() { xmcExpected_ = true; }
+
+	void checkXmc()
+	{
+		kshim::xmcQuiesce();
+		if (xmcViolationsExpected() || xmcExpected_)
+			return;
+		EXPECT_EQ(kshim::xmcStats().violations, 0u)
+			<< (kshim::xmcViolations().empty()
+				    ? std::string()
+				    : kshim::xmcFormat(kshim::xmcViolations()[0]));
+	}
 
 	void SetUp() override
 	{
 		std::string err;
-		std::string cmdline = fmt::format("nr_cpus={} {}", testCpus(), extraParams());
+		std::string cmdline = fmt::format("nr_cpus={} {}", cpus(), extraParams());
 
 		ASSERT_EQ(kshim::boot(cmdline, &err, true), 0) << err;
 	}
 
-	void TearDown() override { kshim::shutdown(); }
+	void TearDown() override
+	{
+		if (kshim::booted()) {
+			checkXmc();
+			kshim::shutdown();
+		}
+	}
+
+private:
+	bool xmcExpected_ = false;
 };
 
 } /* namespace pokelab::test */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The entry model and the checker: deferred syncs run before any
- * instrumentable code at the next entry, for syscall, IRQ and idle-exit
- * entries; the checker counts a CPU that runs stale text, both with the
- * flush switched off (the broken variant) and with v5's bug; RCU grace
- * periods complete while isolated CPUs stay in user mode.
+ * The entry model and the cross-modifying-code model: deferred syncs run
+ * before any instrumentable code at the next entry, for syscall, IRQ and
+ * idle-exit entries; the model reports a CPU that reaches instrumentable
+ * code on stale text, both with the flush lost (BUSTED skip-entry-flush)
+ * and with v5's bug; RCU grace periods complete while isolated CPUs stay
+ * in user mode. Every round here is a real batch: a static key of this
+ * binary flipped live.
  */
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
@@ -12,44 +14,37 @@
 #include <atomic>
 #include <thread>
 
-#include <asm/sync_core.h>
 #include <kernel_shim/cpu.h>
-#include <kernel_shim/text_gen.h>
+#include <kernel_shim/xmc.h>
 #include <linux/context_tracking.h>
+#include <linux/jump_label.h>
 #include <linux/rcupdate.h>
 #include <linux/smp.h>
-#include <pokelab/ct_check.h>
 #include <pokelab/ct_entry.h>
 
 #include "booted.h"
+
+DEFINE_STATIC_KEY_FALSE(entry_test_key);
+
+__noinline int entry_test_site(void)
+{
+	return static_branch_unlikely(&entry_test_key) ? 1 : 0;
+}
 
 namespace {
 
 const int kIsolated = 2;
 
 /*
- * One sync round the way the text patcher makes it (after a text write):
- * bump the generation, IPI the CPUs that cannot defer, record the round.
+ * One flip of entry_test_key: a one-site batch, three deferrable rounds
+ * (the isolated CPU in user mode gets them as deferred work).
  */
-void syncCore(void *)
-{
-	unsigned long gen = kshim::textGenBeginSync();
-
-	sync_core();
-	kshim::textGenEndSync(gen);
-}
-
-bool deferCond(int cpu, void *)
-{
-	return !ct_set_cpu_work(cpu, CT_WORK_SYNC);
-}
-
 void patchRound()
 {
-	unsigned long gen = kshim::textGenBump();
-
-	on_each_cpu_cond(deferCond, syncCore, nullptr, 1);
-	kshim::textGenRoundDone(gen);
+	if (static_key_enabled(&entry_test_key))
+		static_branch_disable(&entry_test_key);
+	else
+		static_branch_enable(&entry_test_key);
 }
 
 std::atomic<unsigned long> syscallsDone;
@@ -72,13 +67,15 @@ class Entry : public pokelab::test::Booted
 protected:
 	std::string extraParams() const override
 	{
-		return "nohz_full=2-3 pokelab.ct_defer=" + policy() + " pokelab.ct_check=1";
+		return "nohz_full=2-3 pokelab.ct_defer=" + policy() + busted();
 	}
 	virtual std::string policy() const { return "v7"; }
+	virtual std::string busted() const { return ""; }
 
 	void TearDown() override
 	{
-		pokelab::ctSkipWorkFlush = false;
+		if (static_key_enabled(&entry_test_key))
+			static_branch_disable(&entry_test_key);
 		pokelab::test::Booted::TearDown();
 	}
 
@@ -102,11 +99,8 @@ protected:
 
 	unsigned long violations()
 	{
-		unsigned long n = 0;
-
-		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
-			n += pokelab::ctViolations(cpu);
-		return n;
+		kshim::xmcQuiesce();
+		return kshim::xmcStats().violations;
 	}
 
 	std::atomic<bool> stop_{false};
@@ -136,20 +130,32 @@ TEST_F(Entry, SyscallEntryRunsTheDeferredSyncFirst)
 	EXPECT_GT(stats_.syscalls, 0u);
 }
 
-TEST_F(Entry, CheckerFiresWhenTheFlushIsLost)
+/* BUSTED skip-entry-flush: ct_kernel_enter_state() never runs ct_work_flush(). */
+class EntryBusted : public Entry
 {
-	pokelab::ctSkipWorkFlush = true;
+protected:
+	std::string busted() const override { return " pokelab.busted=skip-entry-flush"; }
+	bool xmcViolationsExpected() const override { return true; }
+};
+
+TEST_F(EntryBusted, ModelReportsTheLostFlushAtTheSyscall)
+{
 	startUserLoop(20000);
 	patchRound();
 	waitSyscalls(2);
 	stopUserLoop();
 
-	ASSERT_GT(pokelab::ctViolations(kIsolated), 0u);
-	pokelab::CtViolation v;
-	ASSERT_TRUE(pokelab::ctFirstViolation(kIsolated, &v));
+	ASSERT_GT(violations(), 0u);
+	kshim::XmcViolation v = kshim::xmcViolations()[0];
+	EXPECT_EQ(v.rule, kshim::XmcRule::StaleAtEntry) << kshim::xmcFormat(v);
 	EXPECT_EQ(v.cpu, kIsolated);
-	EXPECT_LT(v.cpuGen, v.roundGen);
 	EXPECT_NE(v.ip, 0u);
+	/* the site it could still fetch stale: entry_test_site's, with its bytes */
+	EXPECT_GE(v.site, (unsigned long)entry_test_site);
+	EXPECT_LT(v.site, (unsigned long)entry_test_site + 64);
+	EXPECT_EQ(v.len, 5u);
+	EXPECT_NE(kshim::xmcFormat(v).find("entry_test_site"), std::string::npos)
+		<< kshim::xmcFormat(v);
 }
 
 void nop(void *)
@@ -172,14 +178,15 @@ TEST_F(Entry, IrqEntryFromUserRunsTheDeferredSyncFirst)
 	EXPECT_EQ(violations(), 0u);
 }
 
-TEST_F(Entry, IrqEntryFromUserCheckerFiresWhenTheFlushIsLost)
+TEST_F(EntryBusted, ModelReportsTheLostFlushAtTheIrqFromUser)
 {
 	startUserLoop(0);
-	pokelab::ctSkipWorkFlush = true;
 	patchRound();
 	smp_call_function_single(kIsolated, nop, nullptr, 1);
 	stopUserLoop();
-	EXPECT_GT(pokelab::ctViolations(kIsolated), 0u);
+	ASSERT_GT(violations(), 0u);
+	EXPECT_EQ(kshim::xmcViolations()[0].cpu, kIsolated);
+	EXPECT_EQ(kshim::xmcViolations()[0].rule, kshim::XmcRule::StaleAtEntry);
 }
 
 TEST_F(Entry, IdleExitRunsTheDeferredSyncFirst)
@@ -243,6 +250,7 @@ class EntryV5 : public Entry
 {
 protected:
 	std::string policy() const override { return "v5"; }
+	bool xmcViolationsExpected() const override { return true; }
 };
 
 void replayV5(Entry *t, std::atomic<bool> &stop, pokelab::UserLoopConfig &cfg)
@@ -263,13 +271,15 @@ void replayV5(Entry *t, std::atomic<bool> &stop, pokelab::UserLoopConfig &cfg)
 	kshim::cpuWait(kIsolated);
 }
 
-TEST_F(EntryV5, BugReplayV5CheckerReportsStaleText)
+TEST_F(EntryV5, BugReplayV5ModelReportsStaleText)
 {
 	std::atomic<bool> stop{false};
 	pokelab::UserLoopConfig cfg;
 
 	replayV5(this, stop, cfg);
-	EXPECT_GT(pokelab::ctViolations(kIsolated), 0u);
+	ASSERT_GT(violations(), 0u);
+	/* The CPU inside the syscall fetched while the batch wrote, never IPI'd. */
+	EXPECT_EQ(kshim::xmcViolations()[0].cpu, kIsolated) << kshim::xmcFormat(kshim::xmcViolations()[0]);
 }
 
 TEST_F(Entry, BugReplayV5ScenarioIsCleanUnderV7)

@@ -44,6 +44,14 @@ void countingSync(void)
 class AltPassScenario : public pokelab::test::Booted
 {
 protected:
+	/*
+	 * The experiment is apply_alternatives() at boot, before the other
+	 * CPUs start: it rewrites the program's own sites, which any CPU could
+	 * run, so no other CPU may be up (the cross-modifying-code model would
+	 * rightly report them).
+	 */
+	unsigned int cpus() const override { return 1; }
+
 	void TearDown() override
 	{
 		altPassRestore();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <kernel_shim/xmc.h>
 #include <linux/types.h>
 
 namespace pokelab {
@@ -52,7 +53,7 @@ struct BpfStatsCpu {
 	unsigned long syncCoreRuns = 0;	/* do_sync_core() run here (IPIs, or locally on CPU 0) */
 	unsigned long syncsDeferred = 0;	/* syncs deferred to this CPU's next entry */
 	unsigned long deferredFlushed = 0;	/* deferred syncs run at kernel entry */
-	unsigned long violations = 0;	/* checker: stale text run in the kernel */
+	unsigned long violations = 0;	/* cross-modifying-code model violations on this CPU */
 	unsigned long syscalls = 0;
 	/* census (deltas over the run) */
 	u64 loopNs = 0;			/* hot-loop wall time */
@@ -80,11 +81,25 @@ struct BpfStatsResult {
 	unsigned int deadLoops = 0;
 	std::vector<BpfStatsCpu> cpus;
 	bool isolation = false;		/* some CPUs were nohz_full */
-	unsigned long violations = 0;	/* checker total */
+	unsigned long violations = 0;	/* cross-modifying-code model, over the run */
+	kshim::XmcStats xmc{};		/* the model's counters over the run */
+	std::vector<std::string> violationLines;	/* the first few, formatted */
+
+	/* Every flip batch (164 sites with tails) took exactly 3 sync rounds. */
+	bool syncRoundsOk() const
+	{
+		for (unsigned int rounds : syncRoundsPerBatch)
+			if (rounds != 3)
+				return false;
+		return !syncRoundsPerBatch.empty();
+	}
+	/* The stale-call check had calls to check (some CPU ran the sites). */
+	bool staleChecked() const { return checkedCalls > 0; }
 	bool ok() const
 	{
 		return staleCalls == 0 && deadLoops == 0 && sites == kNrBpfSites && violations == 0 &&
-		       (smallBatchNs.empty() || smallSites == 2);
+		       (smallBatchNs.empty() || smallSites == 2) && syncRoundsOk() &&
+		       staleChecked() && xmc.writes > 0;
 	}
 };
 

@@ -66,7 +66,11 @@ int runAlternatives(const Common &common, unsigned int repeats)
 	bool countsOk = true, bytesOk = true;
 	std::string report;
 
-	if (kshim::boot("nr_cpus=2", &err, common.quiet)) {
+	/*
+	 * One CPU, as at alternative_instructions() time: the pass rewrites the
+	 * program's own sites, which another CPU could be running.
+	 */
+	if (kshim::boot("nr_cpus=1", &err, common.quiet)) {
 		fmt::print(stderr, "pokelab: {}\n", err);
 		return 2;
 	}

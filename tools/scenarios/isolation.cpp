@@ -53,15 +53,15 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
-#include <kernel_shim/text_gen.h>
 #include <kernel_shim/trace.h>
+#include <kernel_shim/xmc.h>
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
 #include <linux/mutex.h>
 #include <linux/smp.h>
 #include <linux/threads.h>
-#include <pokelab/ct_check.h>
 #include <pokelab/ct_entry.h>
+#include <pokelab/text_poke_stats.h>
 
 #include "demo/bpf_prog.h"
 #include "trace_output.h"
@@ -174,6 +174,8 @@ void *module_text_alloc(void)
 			munmap(p, kPage);
 			continue;
 		}
+		/* Nothing runs it until the module (or program) goes live. */
+		kshim::xmcTextHidden(p, kPage);
 		return p;
 	}
 	return NULL;
@@ -344,11 +346,11 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Counts
 	windowOpen(nohz, iso);
 	mutex_lock(&text_mutex);
 	text_poke((u8 *)text + 1, &reloc, sizeof(reloc));
-	/* userspace: a new text generation for the checker, which this sync covers */
-	kshim::textGenBump();
 	smp_text_poke_sync_each_cpu_deferrable();
 	mutex_unlock(&text_mutex);
 	windowClose();
+	/* MODULE_STATE_LIVE: its code may run anywhere from now on. */
+	kshim::xmcTextPublish(text, kPage);
 
 	if (((u32(*)(void))text)() != reloc)
 		c.badRuns++;
@@ -372,6 +374,7 @@ void opJit(void **prev, Counts &c)
 	text_poke(image, code, sizeof(code));
 	mutex_unlock(&text_mutex);
 	set_memory_rox(image);
+	kshim::xmcTextPublish(image, kPage);	/* the program is attached: it may run */
 	if (((u32(*)(void))image)() != imm)
 		c.badRuns++;
 	/* The program it replaces is freed. */
@@ -399,6 +402,9 @@ struct VariantResult {
 	std::string csdRaw, ipiRaw;
 	unsigned long csdEvents = 0, ipiEvents = 0;	/* counted in the snapshot, same filter */
 	unsigned long dropped = 0, violations = 0;
+	std::string xmcVerdict;		/* the cross-modifying-code model's, over the load */
+	unsigned long syncRounds = 0;	/* text-patching sync rounds over the load */
+	std::vector<std::string> violationLines;
 	Counts ops;
 	unsigned long messages = 0;
 	std::vector<IsoCpu> iso;
@@ -443,8 +449,7 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 					 : fmt::format("{}-{}", n - nIso, n - 1);
 
 	r->policy = policy;
-	cmdline = fmt::format("nr_cpus={} nohz_full={} pokelab.ct_defer={} pokelab.ct_check=1", n,
-			      nohzList, policy);
+	cmdline = fmt::format("nr_cpus={} nohz_full={} pokelab.ct_defer={}", n, nohzList, policy);
 	prog.stage(fmt::format("ct_defer={}: boot ({})", policy, cmdline));
 	if (kshim::boot(cmdline, err, common.quiet))
 		return 2;
@@ -462,8 +467,11 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 			hkCpus.push_back(cpu);
 	BUG_ON(!parseTraceCpus(nohzList, n, &filter, &ferr));
 
-	ctCheckEnable(true);
 	pokelab::bpf_stats_handler_write(0);
+	kshim::xmcQuiesce();
+
+	kshim::XmcStats xmc0 = kshim::xmcStats();
+	unsigned long rounds0 = textPokeStats().syncRounds;
 	kshim::resetCpuStats();
 	stopLoad.store(false);
 	WRITE_ONCE(windowSeq, 0u);
@@ -514,7 +522,17 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	for (unsigned int cpu = 1; cpu < n; cpu++)
 		kshim::cpuWait(cpu);
 	kshim::traceStop();
-	ctCheckEnable(false);
+	kshim::xmcQuiesce();
+	{
+		kshim::XmcStats x = kshim::xmcStats() - xmc0;
+		std::vector<kshim::XmcViolation> log = kshim::xmcViolations();
+
+		r->violations = x.violations;
+		r->syncRounds = textPokeStats().syncRounds - rounds0;
+		r->xmcVerdict = kshim::xmcVerdict(x);
+		for (size_t i = xmc0.violations; i < log.size() && r->violationLines.size() < 3; i++)
+			r->violationLines.push_back(kshim::xmcFormat(log[i]));
+	}
 
 	kshim::TraceSnapshot snap = kshim::traceSnapshot();
 
@@ -529,8 +547,6 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 			 e.type == kshim::TraceType::IpiSendCpumask)
 			r->ipiEvents++;
 	}
-	for (unsigned int cpu = 0; cpu < n; cpu++)
-		r->violations += ctViolations(cpu);
 	for (unsigned int cpu = 1; cpu < n; cpu++) {
 		r->messages += hk[cpu].messages.load();
 		if (!cpumask_test_cpu(cpu, nohz))
@@ -705,9 +721,14 @@ int report(const VariantResult &off, const VariantResult &v7)
 					 us(c.ipiMaxNs), c.flushes, us(c.flushNs),
 					 us(c.flushMaxNs));
 
-	s += fmt::format("\nchecker violations: {} / {}; trace events dropped: {} / {}; pipelines "
-			 "match the snapshot: {}\n",
-			 off.violations, v7.violations, off.dropped, v7.dropped,
+	s += fmt::format("\ncross-modifying-code model, ct_defer=off: {}\n", off.xmcVerdict);
+	s += fmt::format("cross-modifying-code model, ct_defer={}: {}\n", v7.policy, v7.xmcVerdict);
+	for (const VariantResult *v : {&off, &v7})
+		for (const std::string &l : v->violationLines)
+			s += l;
+	s += fmt::format("sync rounds: {} / {}; trace events dropped: {} / {}; pipelines match the "
+			 "snapshot: {}\n",
+			 off.syncRounds, v7.syncRounds, off.dropped, v7.dropped,
 			 consistent ? "yes" : "NO");
 	s += "Not shown here: the 3 h scale (counts grow with --seconds), nohz_full kicks (no "
 	     "tick), and absolute interference: the isolated CPUs share 2 PUs with the "

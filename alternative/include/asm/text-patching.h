@@ -63,11 +63,11 @@ void text_poke_early(void *addr, const void *opcode, size_t len);
 /*
  * pokelab (not a kernel function): text_poke_early()'s write without its
  * sync_core(), for the batched-sync experiment of seed 004
- * (pokelab_apply_alternatives_pass()). Caller: IRQs off, boot CPU, then one
- * sync_core() + kshim::textGenEndSync(returned generation) +
+ * (pokelab_apply_alternatives_pass()). Caller: IRQs off, boot CPU, inside a
+ * kshim::xmcOpBegin()/xmcOpEnd() operation, then one sync_core() +
  * pokelab_text_poke_early_synced(). Not async-signal-safe.
  */
-unsigned long pokelab_text_poke_early_write(void *addr, const void *opcode, size_t len);
+void pokelab_text_poke_early_write(void *addr, const void *opcode, size_t len);
 
 /* IPI every online CPU to run sync_core(), and wait. Caller holds text_mutex. */
 void smp_text_poke_sync_each_cpu(void);

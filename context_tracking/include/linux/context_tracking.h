@@ -47,9 +47,6 @@ namespace pokelab {
  */
 extern void (*ctSetCpuWorkRaceHook)(unsigned int cpu);
 
-/* Test switch: ct_work_flush() does nothing (the broken variant for the checker). */
-extern bool ctSkipWorkFlush;
-
 /* Deferred work items flushed at kernel entry on @cpu since boot. */
 unsigned long ctWorkFlushed(int cpu) noexcept;
 /*

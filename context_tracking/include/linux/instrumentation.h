@@ -5,18 +5,15 @@
  *
  * PORT: written fresh after include/linux/instrumentation.h. In the kernel
  * they are annotations for objtool; in pokelab instrumentation_begin() is
- * also where the checker looks: a CPU that reaches it with text older than
- * the last returned sync round, and no deferred sync pending, is running
- * stale kernel text (docs/context_tracking.md). Async-signal-safe.
+ * also where the cross-modifying-code model takes a CPU that left an
+ * extended quiescent state back as one that fetches instrumentable text,
+ * and checks that it serialised since the last operation returned
+ * (kernel_shim/xmc.h). Inline; async-signal-safe.
  */
 #pragma once
 
 #include <linux/compiler.h>
+#include <kernel_shim/xmc.h>
 
-namespace pokelab {
-/* The checker, on when pokelab.ct_check=1 (tests turn it on). */
-void ctCheckInstrumentation(unsigned long ip) noexcept;
-} /* namespace pokelab */
-
-#define instrumentation_begin() pokelab::ctCheckInstrumentation(_THIS_IP_)
+#define instrumentation_begin() kshim::xmcInstrumentationBegin(_THIS_IP_)
 #define instrumentation_end() barrier()

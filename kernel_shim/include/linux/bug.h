@@ -21,6 +21,15 @@ namespace kshim {
 void warnAt(const char *file, int line, const char *func, const char *cond) noexcept;
 /* Warnings printed since boot (all sites). */
 unsigned long warnCount() noexcept;
+/*
+ * Run @fn on the way down, after BUG()'s report and before the abort (also
+ * for an unclaimed INT3): the cross-modifying-code model prints what it had
+ * found, pokelab torture ends with FAILURE. @fn must be async-signal-safe
+ * and may exit. At most 4; task context, at start-up.
+ */
+void addDeathHook(void (*fn)() noexcept);
+/* SIGILL, SIGFPE (and, without ASan, SIGSEGV, SIGBUS) run the death hooks first. boot(). */
+void installFatalSignalHandlers() noexcept;
 } /* namespace kshim */
 
 #define BUG() kshim::bugAt(__FILE__, __LINE__, __func__, NULL)

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * BUSTED variants, as rcutorture has them: plausible wrong patches to the
+ * code pokelab ports, each behind one test-only boot parameter,
+ * pokelab.busted=NAME, so that the cross-modifying-code model can be shown
+ * to catch every one (pokelab torture --help lists them; docs/testing.md
+ * says what each breaks and how it is caught).
+ *
+ * Each switch sits at its call site inside the ported function a developer
+ * would edit, never in a copy of it: BUSTED(NO_SYNC_2) in
+ * smp_text_poke_batch_finish() drops exactly the call a real patch would.
+ * The test is one load and compare, inline and call-free, so it may sit in
+ * noinstr code. Set at boot only, before any CPU but 0 runs.
+ */
+#pragma once
+
+#include <linux/compiler.h>
+
+enum pokelab_busted {
+	POKELAB_BUSTED_NONE,
+	POKELAB_BUSTED_NO_SYNC_1,		/* drop the sync after phase 1 */
+	POKELAB_BUSTED_NO_SYNC_2,		/* drop the sync after phase 2 */
+	POKELAB_BUSTED_NO_SYNC_3,		/* drop the sync after phase 3 */
+	POKELAB_BUSTED_FIRST_BYTE_FIRST,	/* a site's new first byte before its tail */
+	POKELAB_BUSTED_EMPTY_DO_SYNC_CORE,	/* the IPI arrives, nothing serialises */
+	POKELAB_BUSTED_REFS_DRAIN_EARLY,	/* drain the INT3 refs before the phase-3 sync */
+	POKELAB_BUSTED_SKIP_ENTRY_FLUSH,	/* deferred work is never run at kernel entry */
+	POKELAB_BUSTED_DEFER_NOINSTR,		/* defer syncs even for a batch with noinstr sites */
+	POKELAB_BUSTED_NR,
+};
+
+extern enum pokelab_busted pokelab_busted;
+
+/* True when the running machine was booted with this BUSTED variant. */
+#define BUSTED(name) unlikely(pokelab_busted == POKELAB_BUSTED_##name)
+
+namespace kshim {
+
+struct BustedVariant {
+	enum pokelab_busted id;
+	const char *name;	/* as pokelab.busted= takes it */
+	const char *what;	/* one line: the wrong patch */
+	bool deferral;		/* needs isolated CPUs (nohz_full=) and ct_defer=v7 to show */
+};
+
+/* Every variant, POKELAB_BUSTED_NONE excluded, in enum order. */
+const BustedVariant *bustedVariants(unsigned int *n) noexcept;
+/* boot(): take pokelab.busted= into effect, before any early hook runs. */
+void bustedBoot() noexcept;
+/* The variant the machine was booted with, or nullptr. */
+const BustedVariant *bustedActive() noexcept;
+
+} /* namespace kshim */

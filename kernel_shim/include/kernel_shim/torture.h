@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Delay injection for pokelab torture, as liburcu's DEBUG_YIELD and
+ * rcutorture's random delays: at the points below a CPU may spin or yield
+ * for a random while, so that the windows a protocol must tolerate are
+ * exercised. Every decision comes from a stream keyed by (seed, CPU,
+ * index) (kshim::tortureDraw()), never from the clock.
+ *
+ * torture_delay() is an inline test of one flag when torture is off. When
+ * it is on, it calls out: the call is async-signal-safe and lock-free (it
+ * spins on the TSC-backed CLOCK_MONOTONIC vDSO; it yields only in task
+ * context), and it is the one call that noinstr code makes on purpose
+ * (it runs no patched text). Any CPU, any context.
+ */
+#pragma once
+
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+namespace kshim {
+
+enum class TortureDelay {
+	TextWrite,		/* between a batch's text writes (__text_poke) */
+	BeforeIpiFunc,		/* in the IPI, before a CSD's function runs */
+	EntryBeforeFlush,	/* kernel entry, between the state RMW and ct_work_flush() */
+	IrqsOff,		/* inside a local_irq_save() window */
+	Int3BeforeRef,		/* SIGTRAP handler, before it takes a ref */
+	Int3AfterRef,		/* SIGTRAP handler, after it took one */
+	CtReadDecision,		/* ct_set_cpu_work(): after reading the target's state */
+	Nr,
+};
+
+extern bool tortureDelaysOn;
+
+void tortureDelayAt(TortureDelay where) noexcept;
+
+/*
+ * Start (@on) or stop injecting delays, with streams seeded by @seed; every
+ * CPU's delay stream restarts at index 0. Task context, any CPU.
+ */
+void tortureDelays(bool on, u64 seed) noexcept;
+
+/* Injected delays so far, per point (for the status line). */
+unsigned long tortureDelayCount(TortureDelay where) noexcept;
+
+/*
+ * The @index-th draw of stream @stream of CPU @cpu under @seed: a pure
+ * function (splitmix64 of the four), so a decision never depends on timing.
+ */
+u64 tortureDraw(u64 seed, unsigned int cpu, unsigned int stream, u64 index) noexcept;
+
+} /* namespace kshim */
+
+static __always_inline void torture_delay(kshim::TortureDelay where)
+{
+	if (unlikely(__atomic_load_n(&kshim::tortureDelaysOn, __ATOMIC_RELAXED)))
+		kshim::tortureDelayAt(where);
+}

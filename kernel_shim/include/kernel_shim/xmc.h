@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The cross-modifying-code model (xmc): what each simulated CPU may fetch
+ * from text that another CPU (or it) rewrites, after Intel SDM Vol. 3A
+ * §8.1.3 and AMD APM Vol. 2 §7.6.1, and the rules a live patch must keep.
+ *
+ * It is a model, not a measurement: x86 hardware snoops code writes, so a
+ * missing serialisation almost never shows in what a program computes. The
+ * model assumes the worst the manuals allow and checks the protocol against
+ * that. It is fed only by events recorded where they happen:
+ *
+ *  - every text byte written (address, old byte, new byte), from inside the
+ *    write primitive (text_poke_memcpy() and text_poke_early()'s write);
+ *  - every serialising instruction a CPU executes, from inside the
+ *    instruction's own wrapper (serialize(), iret_to_self(),
+ *    cpuid_serialize() in asm/sync_core.h), every membarrier SYNC_CORE
+ *    round for the threads it covers, and, with pokelab.eret=serialising,
+ *    the return from the IPI and INT3 handlers (IRET); delivery of an
+ *    interrupt or exception never serialises;
+ *  - every entry into an extended quiescent state (the context-tracking
+ *    RMW that leaves RCU's sight) and the first instrumentable fetch after
+ *    leaving one (instrumentation_begin(), after the entry's flush);
+ *  - the batch's own milestones: an operation begins and returns, its
+ *    phase, the INT3 refs published and drained;
+ *  - text becoming reachable (xmcTextPublish()) or being only the writer's
+ *    (xmcTextPrivate()).
+ *
+ * The rules (docs/testing.md):
+ *  R1 torn fetch: a CPU outside an EQS (every CPU, for noinstr text) may
+ *     fetch, for each byte written since its last serialisation, the value
+ *     it had then or any value written since. If some combination, decoded
+ *     from an instruction boundary, is neither the old instruction, nor one
+ *     starting with INT3, nor the new one (the operation's final bytes), it
+ *     is a torn fetch.
+ *  R2 stale after return: when an operation returns, every CPU that could
+ *     still fetch a byte older than the operation's must be in an EQS with a
+ *     deferred sync pending; at its first instrumentable fetch after the
+ *     EQS, it must have serialised since.
+ *  R3 orphaned INT3: when a CPU's INT3 refs are drained, it must no longer
+ *     be able to fetch an INT3 the operation wrote and then removed; when an
+ *     INT3 is written, the refs of every CPU that may fetch it are live.
+ *
+ * The writing CPU is itself a fetching CPU, except while it has IRQs off
+ * around its own writes (it runs the patcher then, not the sites): its
+ * check is made when it enables IRQs again.
+ *
+ * Threads: the write-side entry points are called by the one CPU that holds
+ * text_mutex (or the boot CPU before the others run); the fetch-side ones
+ * inline below by any CPU, in any context, including noinstr code and
+ * signal handlers (they are call-free or call only async-signal-safe,
+ * lock-free code).
+ */
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <linux/compiler.h>
+#include <linux/threads.h>
+#include <linux/types.h>
+
+namespace kshim {
+
+/* The simulated CPU this thread is, or -1 (linux/smp.h). */
+extern thread_local int tlsCpu __attribute__((tls_model("initial-exec")));
+
+/* Per-CPU state of the model, written by the CPU itself unless said otherwise. */
+struct alignas(SMP_CACHE_BYTES) XmcCpu {
+	/*
+	 * Write sequence number at this CPU's last serialisation: every text
+	 * write numbered <= serial is visible to its instruction fetch. Raised
+	 * with a CAS max (the CPU itself, membarrier's caller for the others,
+	 * and the model when it forgives a reported CPU).
+	 */
+	u64 serial;
+	u64 serialCount;	/* serialising events seen on this CPU */
+	/* May fetch instrumentable text: outside an EQS and past the entry's flush. */
+	u8 fetching;
+	/* The writer owes a check at its next IRQ enable (set by the writer only). */
+	u8 writerPending;
+	u64 writerSince;	/* its serial when it wrote */
+	/* Fresh fetch windows (SPSC ring: the CPU produces, the writer consumes). */
+	u64 freshHead;
+	u64 freshTail;
+	struct {
+		u64 serial;
+		u64 upTo;
+	} fresh[16];
+	/* R2 at the first instrumentable fetch, found in any context (see xmc.cpp). */
+	u64 staleCount;
+	u64 entryChecks;	/* first instrumentable fetches after an EQS */
+	u64 staleIp;
+	u64 staleSerial;
+	u64 staleOpEnd;
+	u8 staleHave;
+};
+
+extern XmcCpu xmcCpus[NR_CPUS];
+/* Text writes recorded so far; published (release) after each write is in memory. */
+extern u64 xmcWriteSeq;
+/* Last write of the last operation that returned. */
+extern u64 xmcLastOpEnd;
+/* The model is on (pokelab.xmc=1, the default). */
+extern bool xmcEnabled;
+/* pokelab.eret=serialising: the return from an IPI or INT3 handler serialises. */
+extern bool xmcEretSerialises;
+
+/* Out of line: the first instrumentable fetch after an EQS. Async-signal-safe. */
+void xmcFirstFetch(int cpu, unsigned long ip) noexcept;
+/* Out of line: the writer enabled IRQs with a check owed. Task context. */
+void xmcWriterIrqsOn(int cpu) noexcept;
+
+/*
+ * Serialising instruction, first half: the write sequence the instruction
+ * will cover, read (acquire) before it executes. Inline, call-free,
+ * async-signal-safe.
+ */
+static __always_inline u64 xmcSerialiseBegin(void)
+{
+	return __atomic_load_n(&xmcWriteSeq, __ATOMIC_ACQUIRE);
+}
+
+static __always_inline void xmcRaiseSerial(XmcCpu *c, u64 seq)
+{
+	u64 cur = __atomic_load_n(&c->serial, __ATOMIC_RELAXED);
+
+	while (cur < seq && !__atomic_compare_exchange_n(&c->serial, &cur, seq, true,
+							 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * Serialising instruction, second half: record on the calling CPU that it
+ * has serialised against every write up to @seq. On a thread that is not a
+ * CPU it does nothing. Inline, call-free, async-signal-safe.
+ */
+static __always_inline void xmcSerialised(u64 seq)
+{
+	int cpu = tlsCpu;
+
+	if (cpu >= 0) {
+		xmcRaiseSerial(&xmcCpus[cpu], seq);
+		__atomic_fetch_add(&xmcCpus[cpu].serialCount, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * The calling CPU enters an extended quiescent state (user, idle): from now
+ * on it fetches only noinstr text until xmcInstrumentationBegin(). Called
+ * right before the context-tracking RMW that leaves RCU's sight, so that a
+ * remote CPU that sees the EQS also sees this. Inline, call-free,
+ * async-signal-safe.
+ */
+static __always_inline void xmcEqsEnter(void)
+{
+	int cpu = tlsCpu;
+
+	if (cpu >= 0)
+		__atomic_store_n(&xmcCpus[cpu].fetching, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * instrumentation_begin(): the calling CPU may run instrumentable code. The
+ * first one after an EQS is the model's check point for that CPU (an
+ * out-of-line, async-signal-safe call); the others cost one load.
+ */
+static __always_inline void xmcInstrumentationBegin(unsigned long ip)
+{
+	int cpu = tlsCpu;
+
+	if (cpu >= 0 && unlikely(!__atomic_load_n(&xmcCpus[cpu].fetching, __ATOMIC_RELAXED)))
+		xmcFirstFetch(cpu, ip);
+}
+
+/* local_irq_restore() that enables IRQs: a writer's owed check. Inline test, then a call. */
+static __always_inline void xmcIrqsOn(int cpu)
+{
+	if (unlikely(__atomic_load_n(&xmcCpus[cpu].writerPending, __ATOMIC_RELAXED)))
+		xmcWriterIrqsOn(cpu);
+}
+
+/* The return from an IPI or INT3 handler (IRET): serialises under pokelab.eret=serialising. */
+static __always_inline void xmcEret(void)
+{
+	if (xmcEretSerialises)
+		xmcSerialised(xmcSerialiseBegin());
+}
+
+/* ---- Write side: text_mutex holder (or the boot CPU), task context. ---- */
+
+/*
+ * A text write of @len bytes at @addr has just reached memory: @before is
+ * what was there, @after what is there now. Called from inside the write
+ * primitive. Unchanged bytes are not recorded; writes to hidden text
+ * (xmcTextHidden()) are ignored. Checks R1 for every other CPU at once and
+ * owes the writer its check at IRQ enable.
+ */
+void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t len) noexcept;
+
+/*
+ * smp_text_poke_batch_add() queued a site: @len bytes (at most 16) that
+ * @addr is to hold once the batch returns. It is what the caller asked for,
+ * so R1 can tell the new instruction from a torn one at every write of the
+ * batch. Writes outside an INT3 batch are their own intent.
+ */
+void xmcIntent(const void *addr, const void *bytes, size_t len) noexcept;
+
+/*
+ * An operation: one smp_text_poke_batch_finish(), one text_poke_early(),
+ * one pass. Writes outside any operation form an implicit one that ends at
+ * the next sync round's return (or the next operation). @what names it in
+ * reports (a string literal); @int3Batch says that R3 applies (the INT3
+ * batch's refs protect its INT3s). At the end, R1 is decided for every
+ * window seen, and R2 for every CPU.
+ */
+void xmcOpBegin(const char *what, bool int3Batch = false) noexcept;
+void xmcOpEnd() noexcept;
+/* The batch phase the next writes belong to (1 INT3, 2 tails, 3 first bytes). */
+void xmcPhase(int phase) noexcept;
+/* A sync round (smp_text_poke_sync_each_cpu*()) returned. */
+void xmcSyncRoundDone() noexcept;
+/*
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) returned: every
+ * CPU thread but the caller has serialised against writes up to @seq
+ * (read with xmcSerialiseBegin() before the call).
+ */
+void xmcMembarrierRound(u64 seq) noexcept;
+/* INT3 refs of @cpu (-1: the one shared count, pokelab.refs=global) published / about to drain. */
+void xmcInt3RefsPublish(int cpu) noexcept;
+void xmcInt3RefsDrain(int cpu) noexcept;
+
+/*
+ * Reachability of text. Hidden text is fetched by nobody (a module being
+ * laid out, fresh JIT memory): its writes are not recorded. Private text is
+ * fetched only by @cpu. Publishing makes a range fetchable by every CPU,
+ * each of which starts from the bytes there now. Task context; at most 64
+ * ranges at a time.
+ */
+void xmcTextHidden(const void *start, size_t len) noexcept;
+void xmcTextPrivate(const void *start, size_t len, int cpu) noexcept;
+void xmcTextPublish(const void *start, size_t len) noexcept;
+
+/* End an open implicit operation and collect what other CPUs found. Task context. */
+void xmcQuiesce() noexcept;
+
+/* ---- Results. Task context. ---- */
+
+enum class XmcRule { Torn, Stale, StaleAtEntry, Int3Orphaned, Int3Unpublished };
+
+struct XmcViolation {
+	XmcRule rule;
+	int cpu;
+	unsigned long site;	/* first byte of the instruction concerned */
+	int phase;		/* of the first write the CPU might not have seen (0: none) */
+	int phaseTo;		/* of the last write in its window */
+	const char *op;		/* the operation */
+	u64 cpuSerial;		/* the CPU's last serialisation (write sequence) */
+	u64 opFirst;		/* the operation's first write */
+	unsigned long ip;	/* StaleAtEntry: where the CPU fetched */
+	/* Bytes from @site: possible values per byte, old, new, and the torn one. */
+	unsigned int len;
+	u8 nposs[16];
+	u8 poss[16][4];
+	u8 oldBytes[16];
+	u8 newBytes[16];
+	u8 tornBytes[16];
+	unsigned int tornLen;
+};
+
+struct XmcStats {
+	unsigned long writes;		/* text writes recorded (changed bytes) */
+	unsigned long bytes;		/* bytes changed */
+	unsigned long ops;		/* operations that returned */
+	unsigned long windows;		/* fetch windows decided by R1 */
+	unsigned long returnChecks;	/* CPU checks at operation return (R2) */
+	unsigned long entryChecks;	/* first instrumentable fetches checked (R2) */
+	unsigned long int3Checks;	/* refs drains and INT3 writes checked (R3) */
+	unsigned long serialisations;	/* seen by the model at a check (approximate) */
+	unsigned long violations;	/* one per CPU and operation at most */
+	unsigned long more;		/* further violating windows of those */
+	unsigned long lost;		/* windows the model could not keep (capacity) */
+	unsigned long events() const
+	{
+		return writes + windows + returnChecks + entryChecks + int3Checks;
+	}
+};
+
+/* The counters since boot; a - b gives those of a run between two reads. */
+XmcStats xmcStats() noexcept;
+XmcStats operator-(const XmcStats &a, const XmcStats &b) noexcept;
+/* Violations found on @cpu since boot. */
+unsigned long xmcViolationsOn(int cpu) noexcept;
+/* The first violations (at most 64), in the order found. */
+std::vector<XmcViolation> xmcViolations();
+/* Called (task context) for each violation as it is found, e.g. to print it at once. */
+void xmcSetReporter(void (*fn)(const XmcViolation &v));
+/* One line (and indented detail lines) naming the CPU, the site, its bytes, decoded. */
+std::string xmcFormat(const XmcViolation &v);
+/* "xmc: N text writes, ... -> PASS|FAIL|NOTHING CHECKED". */
+std::string xmcVerdict(const XmcStats &s);
+const char *xmcRuleName(XmcRule r);
+
+/*
+ * Context tracking tells the model whether a CPU has a deferred sync that
+ * runs before any instrumentable code at its next entry (R2's exemption).
+ */
+void xmcSetSyncPending(bool (*fn)(int cpu));
+
+/*
+ * Written on the way down (a BUG, an unclaimed INT3, a fatal signal): the
+ * first violation the model found, waiting up to 200 ms for a check in
+ * flight. Async-signal-safe; boot() installs it as a death hook.
+ */
+void xmcDeathNote() noexcept;
+
+/*
+ * Zeroed by boot() before its early hooks (with pokelab.xmc= and
+ * pokelab.eret= applied); tests may zero it between cases. Task context,
+ * machine quiet.
+ */
+void xmcReset() noexcept;
+
+} /* namespace kshim */

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Delay injection for pokelab torture (kernel_shim/torture.h).
+ */
+#include <ctime>
+#include <sched.h>
+
+#include <asm/processor.h>
+#include <kernel_shim/torture.h>
+#include <linux/irqflags.h>
+#include <linux/percpu.h>
+#include <linux/smp.h>
+
+namespace kshim {
+
+bool tortureDelaysOn;
+
+namespace {
+
+u64 seedUsed;
+
+struct alignas(64) DelayStream {
+	u64 index;
+};
+
+DelayStream streams[NR_CPUS];
+unsigned long counts[(int)TortureDelay::Nr];
+
+/* The stream of delays: stream 1 of every CPU (stream 0 is the torture's decisions). */
+constexpr unsigned int kDelayStream = 1;
+
+u64 clockNs() noexcept
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+} /* namespace */
+
+u64 tortureDraw(u64 seed, unsigned int cpu, unsigned int stream, u64 index) noexcept
+{
+	u64 z = seed ^ ((u64)cpu << 48) ^ ((u64)stream << 40) ^ (index * 0x9e3779b97f4a7c15ull);
+
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void tortureDelayAt(TortureDelay where) noexcept
+{
+	int cpu = raw_smp_processor_id();
+	u64 d, idx;
+
+	if (cpu < 0)
+		return;
+	/* One index per draw, taken atomically: an interrupt on this CPU draws its own. */
+	idx = __atomic_fetch_add(&streams[cpu].index, 1, __ATOMIC_RELAXED);
+	d = tortureDraw(seedUsed, cpu, kDelayStream, idx);
+	/* One point in eight delays; of those, mostly short spins. */
+	if ((d & 7) != 0)
+		return;
+	__atomic_fetch_add(&counts[(int)where], 1, __ATOMIC_RELAXED);
+	if (((d >> 3) & 15) == 0 && inTask() && !irqs_disabled() &&
+	    where != TortureDelay::EntryBeforeFlush) {
+		sched_yield();
+		return;
+	}
+
+	u64 until = clockNs() + ((d >> 8) % 20000);	/* up to 20 us */
+
+	while (clockNs() < until)
+		cpu_relax();
+}
+
+void tortureDelays(bool on, u64 seed) noexcept
+{
+	seedUsed = seed;
+	for (DelayStream &s : streams)
+		__atomic_store_n(&s.index, 0, __ATOMIC_RELAXED);
+	for (unsigned long &c : counts)
+		__atomic_store_n(&c, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tortureDelaysOn, on, __ATOMIC_SEQ_CST);
+}
+
+unsigned long tortureDelayCount(TortureDelay where) noexcept
+{
+	return __atomic_load_n(&counts[(int)where], __ATOMIC_RELAXED);
+}
+
+} /* namespace kshim */
