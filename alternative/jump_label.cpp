@@ -17,8 +17,11 @@
 #include <dlfcn.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <asm/nops.h>
 #include <asm/sections.h>
+#include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/sigsafe.h>
 #include <linux/bug.h>
@@ -428,6 +431,32 @@ unsigned int jump_label_nr_sites(struct static_key *key)
 	     jump_entry_key(e) == key; e++)
 		n++;
 	return n;
+}
+
+unsigned int jump_label_check_sites(struct static_key *key, std::string *err)
+{
+	unsigned int bad = 0;
+
+	for (struct jump_entry *e = static_key_entries(key); e && e < __stop___jump_table &&
+	     jump_entry_key(e) == key; e++) {
+		const u8 *code = (const u8 *)jump_entry_code(e);
+		u8 want[JMP32_INSN_SIZE];
+		int size = code[0] == JMP8_INSN_OPCODE || !memcmp(code, x86_nops[2], 2) ? 2 : 5;
+
+		if (jump_label_type(e) == JUMP_LABEL_JMP)
+			__text_gen_insn(want, size == 2 ? JMP8_INSN_OPCODE : JMP32_INSN_OPCODE, code,
+					(void *)jump_entry_target(e), size);
+		else
+			memcpy(want, x86_nops[size], size);
+		if (!memcmp(code, want, size))
+			continue;
+		if (!bad++ && err)
+			*err = fmt::format("site {:#x} holds {:02x} where {} wants {:02x}",
+					   (unsigned long)code, fmt::join(code, code + size, " "),
+					   jump_label_type(e) == JUMP_LABEL_JMP ? "JMP" : "NOP",
+					   fmt::join(want, want + size, " "));
+	}
+	return bad;
 }
 
 namespace {

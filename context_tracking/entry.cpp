@@ -194,20 +194,31 @@ UserLoopStats ctUserLoop(const UserLoopConfig &cfg)
 	return st;
 }
 
-void ctIdleUntil(const std::atomic<bool> *until)
+/* Idle until *@until, or until @deadline (ns of CLOCK_MONOTONIC) when @until is NULL. */
+static void ctIdle(const std::atomic<bool> *until, u64 deadline)
 {
 	local_irq_disable();
 	kshim::rcuEqsEnter();
 	ct_idle_enter();
 	/* sti; hlt: interrupts are taken while idle */
 	local_irq_enable();
-	while (!until->load(std::memory_order_relaxed))
+	while (until ? !until->load(std::memory_order_relaxed) : nowNs() < deadline)
 		cpu_relax();
 	local_irq_disable();
 	ct_idle_exit();
 	instrumentation_begin();
 	kshim::rcuEqsExit();
 	local_irq_enable();
+}
+
+void ctIdleUntil(const std::atomic<bool> *until)
+{
+	ctIdle(until, 0);
+}
+
+void ctIdleFor(u64 ns)
+{
+	ctIdle(nullptr, nowNs() + ns);
 }
 
 } /* namespace pokelab */

@@ -4,6 +4,10 @@
  *
  *	pokelab demo [--cpus N] [--flips N] [--trace FILE] [--trace-json FILE]
  *		     [--trace-cpus LIST] [BOOT-PARAM ...]
+ *	pokelab run SCENARIO [options] | pokelab reproduce
+ *	pokelab bench NAME [options]
+ *	pokelab torture [--duration S] [--seed N] [--ops K] [--cpus N]
+ *			[--nohz-full LIST] [--ct-defer P] [BOOT-PARAM ...]
  *
  * Bad arguments print one line naming the value and the accepted form and
  * exit with status 2.
@@ -22,6 +26,7 @@
 #include "bench/bench.h"
 #include "scenarios/scenario.h"
 #include "demo/bpf_stats.h"
+#include "torture/torture.h"
 #include "trace_output.h"
 
 namespace {
@@ -234,6 +239,7 @@ int main(int argc, char **argv)
 
 	pokelab::bench::addBenchSubcommand(app);
 	pokelab::scenario::addScenarioCommands(app);
+	pokelab::torture::addTortureCommand(app);
 
 	try {
 		app.parse(argc, argv);
@@ -251,5 +257,7 @@ int main(int argc, char **argv)
 		return pokelab::bench::runSelectedBench();
 	if (pokelab::scenario::scenarioParsed())
 		return pokelab::scenario::runSelectedScenario();
+	if (pokelab::torture::tortureParsed())
+		return pokelab::torture::runTorture();
 	return usageError("no command given; try 'pokelab --help'");
 }

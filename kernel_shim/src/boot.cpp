@@ -175,6 +175,7 @@ void cpuThreadMain(int cpu)
 	topology().pinSelf(c.pu);
 	/* A CPU comes up serialised (it left reset): it fetches the text as it is now. */
 	sync_core();
+	fatalSignalStack(true);
 	rcuCpuStarting();
 	cpumask_set_cpu(cpu, &__cpu_online_mask);
 
@@ -208,6 +209,7 @@ void cpuThreadMain(int cpu)
 	sigaddset(&set, ipiSignal());
 	pthread_sigmask(SIG_BLOCK, &set, nullptr);
 	rcuCpuDying();
+	fatalSignalStack(false);
 	tlsCpu = -1;
 }
 
@@ -373,6 +375,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 			   "unpinned\n", cpuState(0).pu, strerror(errno));
 	cpuState(0).thread = pthread_self();
 	tlsCpu = 0;
+	fatalSignalStack(true);
 	rcuCpuStarting();
 	cpumask_set_cpu(0, &__cpu_online_mask);
 	isBooted = true;
@@ -454,6 +457,7 @@ void shutdown()
 	/* CPU 0 goes last and hands the thread back unpinned. */
 	flushSmpCallFunctionQueueDying();
 	cpumask_clear_cpu(0, &__cpu_online_mask);
+	fatalSignalStack(false);
 	tlsCpu = -1;
 	topology().restoreSelfBinding();
 	topology().unload();

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <execinfo.h>
+#include <memory>
+#include <new>
 #include <string>
 #include <ucontext.h>
 
@@ -22,10 +24,10 @@ bool panicOnWarn;
 unsigned long nrWarnings;
 void (*deathHooks[4])() noexcept;
 
-/* The hooks, newest first, then the abort. */
+/* The hooks, oldest first, then the abort. */
 [[noreturn]] void die() noexcept
 {
-	for (int i = 3; i >= 0; i--) {
+	for (int i = 0; i < 4; i++) {
 		void (*fn)() noexcept = __atomic_load_n(&deathHooks[i], __ATOMIC_ACQUIRE);
 
 		if (fn)
@@ -113,28 +115,40 @@ void warnAt(const char *file, int line, const char *func, const char *cond) noex
 
 namespace {
 
+/* What was installed before ours (AddressSanitizer's SEGV handler, say): chained to. */
+struct sigaction previous[NSIG];
+
 /*
  * A fatal signal (a CPU executed a torn instruction, followed a garbage
- * pointer, ...): say where, run the death hooks, then die of the signal as
- * if nothing had caught it. Not under AddressSanitizer, whose own SEGV
- * report is more useful.
+ * pointer, ...): say where, run the death hooks, then hand the signal to
+ * the handler installed before ours, or die of it as if nothing had caught
+ * it.
  */
 void fatalSignal(int sig, siginfo_t *si, void *ucv) noexcept
 {
 	const ucontext_t *uc = (const ucontext_t *)ucv;
-
 	const char *name = sig == SIGILL ? "SIGILL" : sig == SIGFPE ? "SIGFPE" :
 			   sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : "?";
+	const struct sigaction &prev = previous[sig];
 
 	SigSafeBuf().str("pokelab: fatal signal ").dec(sig).str(" (").str(name)
 		.str(") on CPU ").dec(raw_smp_processor_id()).str(" at ip ")
 		.hex((unsigned long)uc->uc_mcontext.gregs[REG_RIP]).str(", address ")
 		.hex((unsigned long)si->si_addr).str("\n").emit();
-	for (int i = 3; i >= 0; i--) {
+	for (int i = 0; i < 4; i++) {
 		void (*fn)() noexcept = __atomic_load_n(&deathHooks[i], __ATOMIC_ACQUIRE);
 
 		if (fn)
 			fn();
+	}
+	if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
+		prev.sa_sigaction(sig, si, ucv);
+		return;
+	}
+	if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler != SIG_DFL &&
+	    prev.sa_handler != SIG_IGN) {
+		prev.sa_handler(sig);
+		return;
 	}
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -144,18 +158,43 @@ void fatalSignal(int sig, siginfo_t *si, void *ucv) noexcept
 
 void installFatalSignalHandlers() noexcept
 {
+	static bool installed;
 	struct sigaction sa;
 
+	if (installed)
+		return;
+	installed = true;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = fatalSignal;
-	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	/* on the alternate stack: a CPU that ran torn code may have no usable stack */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGILL, &sa, nullptr);
-	sigaction(SIGFPE, &sa, nullptr);
-#ifndef __SANITIZE_ADDRESS__
-	sigaction(SIGSEGV, &sa, nullptr);
-	sigaction(SIGBUS, &sa, nullptr);
-#endif
+	for (int sig : {SIGILL, SIGFPE, SIGSEGV, SIGBUS})
+		sigaction(sig, &sa, &previous[sig]);
+}
+
+namespace {
+thread_local std::unique_ptr<char[]> altStack;
+} /* namespace */
+
+void fatalSignalStack(bool on) noexcept
+{
+	constexpr size_t kSize = 64 * 1024;
+	stack_t ss = {};
+
+	if (!on) {
+		ss.ss_flags = SS_DISABLE;
+		sigaltstack(&ss, nullptr);
+		altStack.reset();
+		return;
+	}
+	if (!altStack)
+		altStack.reset(new (std::nothrow) char[kSize]);
+	if (!altStack)
+		return;
+	ss.ss_sp = altStack.get();
+	ss.ss_size = kSize;
+	sigaltstack(&ss, nullptr);
 }
 
 void addDeathHook(void (*fn)() noexcept)

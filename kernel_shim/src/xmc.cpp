@@ -160,6 +160,8 @@ struct Op {
 	ByteIndex index;
 	std::map<unsigned long, Intent> intents;
 	std::vector<u32> int3Bytes;
+	/* (site, CPU serial) -> the site's last write that window was decided up to */
+	std::map<std::pair<unsigned long, u64>, u64> decided;
 };
 
 Op *op;
@@ -531,12 +533,32 @@ void forgive(int cpu, u64 seq)
 	xmcRaiseSerial(&xmcCpus[cpu], seq);
 }
 
+/* The site's last write up to @upTo (0: none). */
+u64 lastWriteTo(const Intent &in, u64 upTo)
+{
+	u64 last = 0;
+
+	for (unsigned long a = in.addr; a < in.addr + in.len; a++) {
+		const ByteHist *b = findByte(a);
+
+		for (unsigned int i = 0; b && i < b->n && b->seq[i] <= upTo; i++)
+			last = std::max(last, b->seq[i]);
+	}
+	return last;
+}
+
 /* R1 for one CPU (and all that share its @serial) on one site, up to write @upTo. */
 void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu)
 {
+	u64 last = lastWriteTo(in, upTo);
+	u64 &seen = op->decided[{in.addr, serial}];
 	Window w;
 	Torn t;
 
+	/* A window only grows when its site is written: decided once per write. */
+	if (last <= serial || last <= seen)
+		return;
+	seen = last;
 	buildWindow(in, serial, upTo, &w);
 	stats.windows++;
 	if (!findTorn(w, &t))
@@ -670,6 +692,7 @@ void opForget()
 	op->nbytes = op->nwrites = 0;
 	op->intents.clear();
 	op->int3Bytes.clear();
+	op->decided.clear();
 	op->open = false;
 }
 
@@ -678,15 +701,34 @@ void opClose()
 {
 	takeFresh();
 
+	/*
+	 * Publish the return before looking at the CPUs: a CPU that leaves
+	 * an EQS from here on sees it at its first fetch, and one that left
+	 * before is seen fetching below.
+	 *
+	 *	CPU n (xmcFirstFetch)		writer (here)
+	 *	fetching = 1			xmcLastOpEnd = last
+	 *	load xmcLastOpEnd		load fetching[n]
+	 */
+	if (op->last)
+		__atomic_store_n(&xmcLastOpEnd, op->last, __ATOMIC_SEQ_CST);
+
 	for (unsigned int cpu = 0; op->last && cpu < nr_cpu_ids; cpu++) {
 		XmcCpu *c = &xmcCpus[cpu];
 		const ByteHist *stale = nullptr;
-		bool noinstrStale = false;
+		bool noinstrStale = false, fetching, deferred;
 		u64 s;
 
 		if (!online(cpu))
 			continue;
-		s = __atomic_load_n(&c->serial, __ATOMIC_ACQUIRE);
+		/*
+		 * Its state first, its serial last: a CPU that leaves the EQS
+		 * meanwhile serialises first (its flush), so its serial is
+		 * never older than the state it was exempted in.
+		 */
+		fetching = __atomic_load_n(&c->fetching, __ATOMIC_SEQ_CST);
+		deferred = !fetching && syncPending && syncPending(cpu);
+		s = __atomic_load_n(&c->serial, __ATOMIC_SEQ_CST);
 		stats.returnChecks++;
 		if (s >= op->last)
 			continue;
@@ -712,8 +754,9 @@ void opClose()
 
 		XmcViolation v = siteViolation(XmcRule::Stale, cpu, stale, s);
 
-		if (!noinstrStale && !__atomic_load_n(&c->fetching, __ATOMIC_SEQ_CST) &&
-		    syncPending && syncPending(cpu)) {
+		v.inEqs = !fetching;
+
+		if (!noinstrStale && deferred) {
 			/* In an EQS with a deferred sync: checked at its first instrumentable fetch. */
 			if (!exempt[cpu].have || exempt[cpu].serial != s) {
 				exempt[cpu].have = true;
@@ -725,9 +768,6 @@ void opClose()
 		report(v);
 		forgive(cpu, op->last);
 	}
-
-	if (op->last)
-		__atomic_store_n(&xmcLastOpEnd, op->last, __ATOMIC_RELEASE);
 	stats.ops++;
 
 	opForget();
@@ -858,6 +898,11 @@ void xmcDeathNote() noexcept
 	r = write(2, msg, sizeof(msg) - 1);
 	r = write(2, firstText, n);
 	(void)r;
+}
+
+bool xmcReported() noexcept
+{
+	return __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE) != 0;
 }
 
 void xmcIntent(const void *addr, const void *bytes, size_t len) noexcept
@@ -1189,6 +1234,22 @@ XmcStats operator-(const XmcStats &a, const XmcStats &b) noexcept
 	d.more = a.more - b.more;
 	d.lost = a.lost - b.lost;
 	return d;
+}
+
+XmcStats &operator+=(XmcStats &a, const XmcStats &b) noexcept
+{
+	a.writes += b.writes;
+	a.bytes += b.bytes;
+	a.ops += b.ops;
+	a.windows += b.windows;
+	a.returnChecks += b.returnChecks;
+	a.entryChecks += b.entryChecks;
+	a.int3Checks += b.int3Checks;
+	a.serialisations += b.serialisations;
+	a.violations += b.violations;
+	a.more += b.more;
+	a.lost += b.lost;
+	return a;
 }
 
 unsigned long xmcViolationsOn(int cpu) noexcept

@@ -74,8 +74,10 @@ std::string xmcFormat(const XmcViolation &v)
 		break;
 	case XmcRule::Stale:
 		s += fmt::format(": {} returned while it could still fetch bytes from before the "
-				 "writes {} (outside an extended quiescent state, or in one with no "
-				 "deferred sync pending)", v.op, phaseSpan(v));
+				 "writes {}, {}", v.op, phaseSpan(v),
+				 v.inEqs ? "in an extended quiescent state with no deferred sync "
+					   "pending (or with noinstr text to fetch)"
+					 : "outside any extended quiescent state");
 		break;
 	case XmcRule::StaleAtEntry:
 		s += fmt::format(": reached instrumentable code at {} after leaving an extended "
@@ -113,7 +115,8 @@ std::string xmcFormat(const XmcViolation &v)
 std::string xmcVerdict(const XmcStats &s)
 {
 	std::string what = fmt::format(
-		"{} text writes ({} bytes) in {} operations; checked {} fetch windows, {} CPUs at "
+		"model of cross-modifying code (SDM Vol. 3A 8.1.3): {} text writes ({} bytes) in {} "
+		"operations; checked {} fetch windows, {} CPUs at "
 		"returns, {} kernel entries, {} INT3 refs checks; {} serialisations seen",
 		s.writes, s.bytes, s.ops, s.windows, s.returnChecks, s.entryChecks, s.int3Checks,
 		s.serialisations);
@@ -121,14 +124,15 @@ std::string xmcVerdict(const XmcStats &s)
 	if (s.lost)
 		what += fmt::format("; {} windows or values past the model's capacity", s.lost);
 	if (!xmcEnabled)
-		return "xmc: off (pokelab.xmc=0) -> NOTHING CHECKED";
+		return "xmc: the cross-modifying-code model is off (pokelab.xmc=0) -> NOTHING CHECKED";
 	if (s.violations)
 		return fmt::format("xmc: {}; {} violations{} -> FAIL", what, s.violations,
 				   s.more ? fmt::format(" (and {} more windows of the same CPUs and "
 							"operations)", s.more)
 					  : "");
 	if (!s.writes)
-		return fmt::format("xmc: no text written -> NOTHING CHECKED");
+		return fmt::format("xmc: no text written, the cross-modifying-code model had nothing "
+				   "to check -> NOTHING CHECKED");
 	return fmt::format("xmc: {}; 0 violations -> PASS", what);
 }
 

@@ -147,9 +147,16 @@ TEST_F(EntryBusted, ModelReportsTheLostFlushAtTheSyscall)
 
 	ASSERT_GT(violations(), 0u);
 	kshim::XmcViolation v = kshim::xmcViolations()[0];
-	EXPECT_EQ(v.rule, kshim::XmcRule::StaleAtEntry) << kshim::xmcFormat(v);
+	/*
+	 * Usually at the system call after the flip (stale at entry); when a
+	 * system call falls inside the flip, the unflushed CPU fetches while
+	 * the batch writes (torn) or is still stale when it returns.
+	 */
+	EXPECT_TRUE(v.rule == kshim::XmcRule::StaleAtEntry || v.rule == kshim::XmcRule::Torn ||
+		    v.rule == kshim::XmcRule::Stale) << kshim::xmcFormat(v);
 	EXPECT_EQ(v.cpu, kIsolated);
-	EXPECT_NE(v.ip, 0u);
+	if (v.rule == kshim::XmcRule::StaleAtEntry)
+		EXPECT_NE(v.ip, 0u);
 	/* the site it could still fetch stale: entry_test_site's, with its bytes */
 	EXPECT_GE(v.site, (unsigned long)entry_test_site);
 	EXPECT_LT(v.site, (unsigned long)entry_test_site + 64);
@@ -185,8 +192,10 @@ TEST_F(EntryBusted, ModelReportsTheLostFlushAtTheIrqFromUser)
 	smp_call_function_single(kIsolated, nop, nullptr, 1);
 	stopUserLoop();
 	ASSERT_GT(violations(), 0u);
+	/* no system calls: the IRQ is the CPU's only entry, after the flip */
 	EXPECT_EQ(kshim::xmcViolations()[0].cpu, kIsolated);
-	EXPECT_EQ(kshim::xmcViolations()[0].rule, kshim::XmcRule::StaleAtEntry);
+	EXPECT_EQ(kshim::xmcViolations()[0].rule, kshim::XmcRule::StaleAtEntry)
+		<< kshim::xmcFormat(kshim::xmcViolations()[0]);
 }
 
 TEST_F(Entry, IdleExitRunsTheDeferredSyncFirst)

@@ -40,8 +40,9 @@ bool refsClaimHolds(const RefsModeResult m[2], std::string *why)
 		const RefsModeResult &r = m[i];
 
 		if (!r.ok()) {
-			*why = fmt::format("refs={}: {} stale calls, {} dead loops, {} + {} sites",
-					   r.mode, r.staleCalls, r.deadLoops, r.sites, r.smallSites);
+			*why = fmt::format("refs={}: {} stale calls, {} dead loops, {} + {} sites, "
+					   "{} model violations", r.mode, r.staleCalls,
+					   r.deadLoops, r.sites, r.smallSites, r.violations);
 			return false;
 		}
 		for (size_t f = 0; f < r.batchNs.size(); f++) {
@@ -89,6 +90,7 @@ void accumulate(RefsModeResult &m, const BpfStatsResult &r)
 	m.checkedCalls += r.checkedCalls;
 	m.deadLoops += r.deadLoops;
 	m.violations += r.violations;
+	m.xmc += r.xmc;
 	for (const BpfStatsCpu &c : r.cpus) {
 		m.int3Hits += c.int3Emulated;	/* since boot: one run per machine */
 		if (!c.hotLoop)

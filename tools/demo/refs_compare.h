@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <kernel_shim/xmc.h>
 #include <linux/types.h>
 
 namespace pokelab {
@@ -48,12 +49,14 @@ struct RefsModeResult {
 	unsigned long staleCalls = 0;
 	unsigned long checkedCalls = 0;
 	unsigned int deadLoops = 0;
-	unsigned long violations = 0;
+	unsigned long violations = 0;		/* the cross-modifying-code model's */
+	kshim::XmcStats xmc{};			/* its counters, over this mode's machines */
 	unsigned int flips = 0;
 
 	double int3Share() const { return loopNs ? (double)int3Ns / loopNs : 0; }
 	double nsPerCall() const { return calls ? (double)loopNs / calls : 0; }
-	bool ok() const;	/* no stale calls, no dead loops, all sites found */
+	/* no stale calls, no dead loops, all sites found, no model violation */
+	bool ok() const;
 };
 
 /*

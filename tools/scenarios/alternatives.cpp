@@ -17,6 +17,7 @@
 
 #include <asm/sync_core.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/xmc.h>
 
 #include "alt_pass.h"
 #include "scenario.h"
@@ -191,9 +192,18 @@ int runAlternatives(const Common &common, unsigned int repeats)
 		"interquartile range); where it is smaller than that spread, the pwrite() noise "
 		"of this shared machine hides it, and 'alone x sites' is the better estimate.\n",
 		cpuidAloneNs / 1000.0, fastFlavour);
+	kshim::xmcQuiesce();
+
+	kshim::XmcStats x = kshim::xmcStats();
+
+	report += fmt::format("\ncheck: sync_core() calls {}, bytes {}; {} -> {}\n",
+			      countsOk ? "1 per site, then 1 per pass" : "NOT 1 per site, then 1",
+			      bytesOk ? "identical" : "DIFFERENT",
+			      kshim::xmcVerdict(x),
+			      countsOk && bytesOk && !x.violations ? "PASS" : "FAIL");
 	fmt::print("{}", report);
 	kshim::shutdown();
-	return countsOk && bytesOk ? 0 : 1;
+	return countsOk && bytesOk && !x.violations ? 0 : 1;
 }
 
 int runFromCli(const Common &common)

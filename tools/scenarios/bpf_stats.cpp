@@ -115,10 +115,14 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 
 	bool ok = refsClaimHolds(m, &why);
 
-	out += fmt::format("\ncheck: cross-CPU refs-line writes global {} > percpu {} (<= {} "
-			   "publish/drain writes); {} + {} stale calls; 3 sync rounds per batch -> {}{}\n",
+	out += fmt::format("\nrefs=global: {}\nrefs=percpu: {}\n", kshim::xmcVerdict(g.xmc),
+			   kshim::xmcVerdict(p.xmc));
+	out += fmt::format("check: cross-CPU refs-line writes global {} > percpu {} (<= {} "
+			   "publish/drain writes); {} + {} stale calls; 3 sync rounds per batch "
+			   "({} + {} flips); {} + {} model violations -> {}{}\n",
 			   g.refsXcpu, p.refsXcpu, p.refsPatcherWrites, g.staleCalls, p.staleCalls,
-			   ok ? "PASS" : "FAIL", ok ? "" : ": " + why);
+			   g.flips, p.flips, g.violations, p.violations, ok ? "PASS" : "FAIL",
+			   ok ? "" : ": " + why);
 	fmt::print("{}", out);
 	return ok ? 0 : 1;
 }

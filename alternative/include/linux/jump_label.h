@@ -203,6 +203,13 @@ void static_key_disable(struct static_key *key);
 unsigned int jump_label_nr_sites(struct static_key *key);
 
 /*
+ * pokelab: does every site of @key hold what its state says (the JMP to its
+ * target or the NOP, by the entry's branch type)? Returns the sites that do
+ * not, and names the first in @err. Task context; no update in flight.
+ */
+unsigned int jump_label_check_sites(struct static_key *key, std::string *err);
+
+/*
  * pokelab: objtool warning 13's rule at boot: every jump-table entry whose
  * code lies in noinstr text must use an _RO or _NOINSTR key. Returns 0, or
  * -EINVAL with "<key>: non-RO static key usage in noinstr" in @err. Sets

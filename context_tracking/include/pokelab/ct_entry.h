@@ -56,6 +56,8 @@ UserLoopStats ctUserLoop(const UserLoopConfig &cfg);
 
 /* Go idle (ct_idle_enter(), IRQs on as in sti;hlt) until *until, then leave idle. */
 void ctIdleUntil(const std::atomic<bool> *until);
+/* The same for @ns nanoseconds: a task that blocks in a system call and is woken. */
+void ctIdleFor(u64 ns);
 
 /* Is the calling CPU in simulated user mode? (what user_mode(regs) reads) */
 bool ctInUserMode() noexcept;

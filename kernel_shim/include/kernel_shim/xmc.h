@@ -258,6 +258,7 @@ struct XmcViolation {
 	u64 cpuSerial;		/* the CPU's last serialisation (write sequence) */
 	u64 opFirst;		/* the operation's first write */
 	unsigned long ip;	/* StaleAtEntry: where the CPU fetched */
+	bool inEqs;		/* Stale: it was in an EQS (with no deferred sync pending) */
 	/* Bytes from @site: possible values per byte, old, new, and the torn one. */
 	unsigned int len;
 	u8 nposs[16];
@@ -289,6 +290,7 @@ struct XmcStats {
 /* The counters since boot; a - b gives those of a run between two reads. */
 XmcStats xmcStats() noexcept;
 XmcStats operator-(const XmcStats &a, const XmcStats &b) noexcept;
+XmcStats &operator+=(XmcStats &a, const XmcStats &b) noexcept;
 /* Violations found on @cpu since boot. */
 unsigned long xmcViolationsOn(int cpu) noexcept;
 /* The first violations (at most 64), in the order found. */
@@ -313,6 +315,8 @@ void xmcSetSyncPending(bool (*fn)(int cpu));
  * flight. Async-signal-safe; boot() installs it as a death hook.
  */
 void xmcDeathNote() noexcept;
+/* Has the model reported a violation since boot? Async-signal-safe. */
+bool xmcReported() noexcept;
 
 /*
  * Zeroed by boot() before its early hooks (with pokelab.xmc= and

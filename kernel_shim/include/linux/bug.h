@@ -23,13 +23,20 @@ void warnAt(const char *file, int line, const char *func, const char *cond) noex
 unsigned long warnCount() noexcept;
 /*
  * Run @fn on the way down, after BUG()'s report and before the abort (also
- * for an unclaimed INT3): the cross-modifying-code model prints what it had
- * found, pokelab torture ends with FAILURE. @fn must be async-signal-safe
- * and may exit. At most 4; task context, at start-up.
+ * for an unclaimed INT3 and a fatal signal), in the order added: the
+ * cross-modifying-code model prints what it had found, then pokelab torture
+ * ends with FAILURE. @fn must be async-signal-safe and may exit. At most 4;
+ * task context, at start-up.
  */
 void addDeathHook(void (*fn)() noexcept);
-/* SIGILL, SIGFPE (and, without ASan, SIGSEGV, SIGBUS) run the death hooks first. boot(). */
+/*
+ * SIGILL, SIGFPE, SIGSEGV and SIGBUS run the death hooks, then the handler
+ * that was there before (AddressSanitizer's), or the default action. Once,
+ * from the first boot().
+ */
 void installFatalSignalHandlers() noexcept;
+/* Give (@on) or take back the calling thread's stack for those handlers. CPU threads. */
+void fatalSignalStack(bool on) noexcept;
 } /* namespace kshim */
 
 #define BUG() kshim::bugAt(__FILE__, __LINE__, __func__, NULL)

@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# torture.sh POKELAB MODE [ARGS...]: short pokelab torture runs.
+#
+#   busted NAME [ARGS...]	pokelab.busted=NAME must end in FAILURE (exit 1), the
+#				first violation line naming the CPU and the site, the
+#				next its possible bytes; NAME "-" for none (a broken
+#				policy in ARGS, --ct-defer v5)
+#   correct [ARGS...]		the right protocol: SUCCESS (exit 0), 0 violations
+#   digest			--seed 7 --ops K twice: the same decision digest;
+#				--seed 8: another
+set -u
+pokelab=$1
+mode=$2
+shift 2
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+fail() {
+	echo "$*" >&2
+	cat "$out" >&2
+	exit 1
+}
+
+case "$mode" in
+busted)
+	name=$1
+	shift
+	if [ "$name" = - ]; then
+		name="none ($*)"
+		"$pokelab" torture --duration 5 --seed 1 "$@" >"$out" 2>&1
+	else
+		"$pokelab" torture --duration 5 --seed 1 "$@" "pokelab.busted=$name" >"$out" 2>&1
+	fi
+	rc=$?
+	[ $rc -eq 1 ] || fail "pokelab.busted=$name: expected exit 1, got $rc"
+	grep -q '^torture: FAILURE (seed 1)' "$out" || fail "pokelab.busted=$name: no FAILURE line"
+	line='^xmc: [A-Za-z0-9 ]+: CPU [0-9]+'
+	first=$(grep -m1 -E "$line" "$out")
+	echo "$first" | grep -Eq "$line at .* \[0x[0-9a-f]+\]" ||
+		fail "pokelab.busted=$name: the first violation does not name a CPU and a site"
+	grep -A1 -m1 -E "$line" "$out" | grep -Eq '^  possible bytes: (\[[0-9a-f|]+\] ?)+$' ||
+		fail "pokelab.busted=$name: the first violation does not show the bytes"
+	echo "pokelab.busted=$name: $first"
+	;;
+correct)
+	"$pokelab" torture --duration 10 --seed 3 "$@" >"$out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "torture $*: expected exit 0, got $rc"
+	grep -q '^torture: SUCCESS (seed 3)$' "$out" || fail "torture $*: no SUCCESS line"
+	grep -q '^xmc: .* 0 violations -> PASS$' "$out" || fail "torture $*: the model did not pass"
+	grep -q '^knobs: all in the state' "$out" || fail "torture $*: a knob did not end as asked"
+	tail -4 "$out"
+	;;
+digest)
+	d() {
+		"$pokelab" torture --seed "$1" --ops 400 >"$out" 2>&1 || fail "--seed $1: exit $?"
+		sed -n 's/^decision digest: \([0-9a-f]*\) .*/\1/p' "$out"
+	}
+	a=$(d 7)
+	b=$(d 7)
+	c=$(d 8)
+	[ -n "$a" ] || fail "no digest printed"
+	[ "$a" = "$b" ] || fail "seed 7 gave $a, then $b"
+	[ "$a" != "$c" ] || fail "seeds 7 and 8 gave the same digest $a"
+	echo "seed 7: $a twice; seed 8: $c"
+	;;
+*)
+	echo "torture.sh: unknown mode $mode" >&2
+	exit 2
+	;;
+esac
+exit 0

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The cross-modifying-code model on hand-built event histories: the test
+ * thread (CPU 0) is the writer, and feeds the model the writes, the
+ * serialisations and the EQS changes of the other CPUs itself, so that
+ * each rule is seen to fire on exactly the history that breaks it and to
+ * stay quiet on the one that does not. Text is a buffer the test owns (the
+ * model reads memory only beyond a site's written bytes); the serialising
+ * instructions are real and run on CPU 1.
+ */
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include <asm/sections.h>
+#include <asm/sync_core.h>
+#include <kernel_shim/cpu.h>
+#include <kernel_shim/xmc.h>
+#include <linux/irqflags.h>
+#include <linux/smp.h>
+
+#include "booted.h"
+
+/* Noinstr text of this binary, for the rule that EQS CPUs fetch it too. */
+noinstr int xmc_test_noinstr_fn(int x)
+{
+	return x * 3 + 1;
+}
+
+namespace {
+
+using kshim::XmcRule;
+
+const u8 kNop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+const u8 kJmp[5] = {0xe9, 0x10, 0x00, 0x00, 0x00};
+const u8 kInt3 = 0xcc;
+
+bool pending;
+bool syncPendingFake(int)
+{
+	return pending;
+}
+
+class Xmc : public pokelab::test::Booted
+{
+protected:
+	bool xmcViolationsExpected() const override { return true; }
+
+	void SetUp() override
+	{
+		pokelab::test::Booted::SetUp();
+		memset(text_, 0xcc, sizeof(text_));
+		memcpy(text_ + 16, kNop5, 5);
+		memcpy(text_ + 21, kNop5, 5);
+		pending = false;
+		kshim::xmcSetSyncPending(syncPendingFake);
+		allSerialise();
+	}
+
+	/* Every CPU serialises against every write so far. */
+	void allSerialise()
+	{
+		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
+			serialiseCpu(cpu);
+	}
+	void serialiseCpu(int cpu) { kshim::xmcRaiseSerial(&kshim::xmcCpus[cpu], kshim::xmcWriteSeq); }
+
+	/* A write the model sees, made to the test's text buffer. */
+	void write(unsigned int off, const u8 *bytes, size_t len)
+	{
+		u8 before[16];
+
+		memcpy(before, text_ + off, len);
+		memcpy(text_ + off, bytes, len);
+		kshim::xmcTextWrite(text_ + off, before, bytes, len);
+	}
+	void write1(unsigned int off, u8 b) { write(off, &b, 1); }
+
+	/* An INT3 batch of one site at +16: NOP5 -> JMP32, the phases as given. */
+	void batchBegin(unsigned int off = 16, const u8 *insn = kJmp)
+	{
+		kshim::xmcIntent(text_ + off, insn, 5);
+		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
+			kshim::xmcInt3RefsPublish(cpu);
+		kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
+	}
+	void drainAll()
+	{
+		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
+			kshim::xmcInt3RefsDrain(cpu);
+	}
+
+	/*
+	 * One byte, 90 -> cc (as kprobes arms: never torn), as its own
+	 * operation, every CPU but @unsynced serialising before it returns.
+	 */
+	void arm1ByteExcept(int unsynced)
+	{
+		text_[40] = 0x90;
+		kshim::xmcOpBegin("text_poke");
+		write1(40, kInt3);
+		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
+			if ((int)cpu != unsynced)
+				serialiseCpu(cpu);
+		kshim::xmcOpEnd();
+	}
+
+	unsigned long violations()
+	{
+		kshim::xmcQuiesce();
+		return kshim::xmcStats().violations;
+	}
+	kshim::XmcViolation first() { return kshim::xmcViolations().at(0); }
+
+	alignas(64) u8 text_[64];
+};
+
+TEST_F(Xmc, ThreePhasesWithThreeSyncsAreClean)
+{
+	batchBegin();
+	kshim::xmcPhase(1);
+	write1(16, kInt3);
+	allSerialise();
+	kshim::xmcPhase(2);
+	write(17, kJmp + 1, 4);
+	allSerialise();
+	kshim::xmcPhase(3);
+	write1(16, kJmp[0]);
+	allSerialise();
+	drainAll();
+	kshim::xmcOpEnd();
+	EXPECT_EQ(violations(), 0u);
+	EXPECT_GT(kshim::xmcStats().windows, 0u);
+}
+
+TEST_F(Xmc, TailWithoutTheSyncAfterPhaseOneIsTorn)
+{
+	batchBegin();
+	kshim::xmcPhase(1);
+	write1(16, kInt3);
+	/* no sync: CPU 1 may still fetch the NOP5's first byte, with the new tail */
+	kshim::xmcPhase(2);
+	write(17, kJmp + 1, 4);
+	ASSERT_GE(violations(), 1u);
+
+	kshim::XmcViolation v = first();
+	EXPECT_EQ(v.rule, XmcRule::Torn);
+	EXPECT_NE(v.cpu, 0);
+	EXPECT_EQ(v.site, (unsigned long)(text_ + 16));
+	EXPECT_EQ(v.phase, 1);
+	EXPECT_EQ(v.phaseTo, 2);
+	EXPECT_EQ(v.tornBytes[0], 0x0f);	/* the old first byte ... */
+	EXPECT_NE(memcmp(v.tornBytes, kNop5, 5), 0);	/* ... not with the old tail */
+	EXPECT_NE(kshim::xmcFormat(v).find("possible bytes: [0f|cc]"), std::string::npos)
+		<< kshim::xmcFormat(v);
+}
+
+TEST_F(Xmc, FirstByteWithoutTheSyncAfterPhaseTwoIsTorn)
+{
+	batchBegin();
+	write1(16, kInt3);
+	allSerialise();
+	write(17, kJmp + 1, 4);
+	/* no sync: the JMP's opcode can meet the NOP's tail */
+	write1(16, kJmp[0]);
+	ASSERT_GE(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::Torn);
+	EXPECT_EQ(first().tornBytes[0], kJmp[0]);
+}
+
+TEST_F(Xmc, FirstByteBeforeItsTailIsTornInMemoryItself)
+{
+	batchBegin();
+	write1(16, kInt3);
+	allSerialise();
+	/* even a CPU that serialises now fetches e9 1f 44 00 00 */
+	write1(16, kJmp[0]);
+	serialiseCpu(1);
+	ASSERT_GE(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::Torn);
+	EXPECT_EQ(memcmp(first().tornBytes + 1, kNop5 + 1, 4), 0);
+}
+
+TEST_F(Xmc, AdjacentSitesEachWhole)
+{
+	/* two sites back to back: the first's new JMP next to the second's INT3 is fine */
+	kshim::xmcIntent(text_ + 21, kJmp, 5);
+	batchBegin(16);
+	write1(16, kInt3);
+	write1(21, kInt3);
+	allSerialise();
+	write(17, kJmp + 1, 4);
+	write(22, kJmp + 1, 4);
+	allSerialise();
+	write1(16, kJmp[0]);
+	write1(21, kJmp[0]);
+	allSerialise();
+	drainAll();
+	kshim::xmcOpEnd();
+	EXPECT_EQ(violations(), 0u);
+}
+
+TEST_F(Xmc, ReturnWithACpuStillStale)
+{
+	/* never torn, but CPU 1 must serialise */
+	arm1ByteExcept(1);
+	ASSERT_EQ(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::Stale);
+	EXPECT_EQ(first().cpu, 1);
+}
+
+TEST_F(Xmc, EqsWithADeferredSyncIsExemptUntilItsEntry)
+{
+	kshim::xmcCpus[2].fetching = 0;	/* CPU 2 in user mode */
+	pending = true;			/* ... with CT_WORK_SYNC pending */
+	arm1ByteExcept(2);
+	EXPECT_EQ(violations(), 0u);
+
+	/* its entry flushed: clean */
+	serialiseCpu(2);
+	kshim::xmcFirstFetch(2, 0x1234);
+	EXPECT_EQ(violations(), 0u);
+}
+
+TEST_F(Xmc, EqsExitWithoutTheFlushIsStaleAtEntry)
+{
+	kshim::xmcCpus[2].fetching = 0;	/* CPU 2 in user mode */
+	pending = true;
+	arm1ByteExcept(2);
+	/* the entry lost its flush */
+	kshim::xmcFirstFetch(2, 0x1234);
+	ASSERT_EQ(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::StaleAtEntry);
+	EXPECT_EQ(first().cpu, 2);
+	EXPECT_EQ(first().ip, 0x1234u);
+	EXPECT_EQ(first().site, (unsigned long)(text_ + 40));
+}
+
+TEST_F(Xmc, EqsWithoutAPendingSyncIsStaleAtReturn)
+{
+	kshim::xmcCpus[2].fetching = 0;	/* CPU 2 in user mode */
+	pending = false;
+	arm1ByteExcept(2);
+	ASSERT_EQ(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::Stale);
+	EXPECT_EQ(first().cpu, 2);
+}
+
+TEST_F(Xmc, EqsCpusAreCheckedForNoinstrText)
+{
+	/* a write to noinstr text (the model only reads beyond what it was told) */
+	u8 *ni = (u8 *)xmc_test_noinstr_fn;
+	u8 before[5], after[5];
+
+	ASSERT_TRUE(is_kernel_noinstr_text((unsigned long)ni));
+	memcpy(before, ni, 5);
+	memcpy(after, before, 5);
+	after[1] ^= 0xff;
+	after[2] ^= 0xff;
+	kshim::xmcCpus[2].fetching = 0;
+	pending = true;
+	kshim::xmcOpBegin("text_poke");
+	kshim::xmcTextWrite(ni, before, after, 5);
+	EXPECT_GE(violations(), 1u);
+	bool cpu2 = false;
+	for (const kshim::XmcViolation &v : kshim::xmcViolations())
+		cpu2 |= v.cpu == 2;
+	EXPECT_TRUE(cpu2) << "an EQS CPU runs noinstr entry code before any flush";
+}
+
+TEST_F(Xmc, DrainingRefsWhileAnInt3IsFetchableOrphansIt)
+{
+	batchBegin();
+	write1(16, kInt3);
+	allSerialise();
+	write(17, kJmp + 1, 4);
+	allSerialise();
+	write1(16, kJmp[0]);
+	/* refs drained before the phase-3 sync: CPU 1 may still fetch the INT3 */
+	kshim::xmcInt3RefsDrain(1);
+	ASSERT_GE(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::Int3Orphaned);
+	EXPECT_EQ(first().cpu, 1);
+}
+
+TEST_F(Xmc, Int3BeforeItsRefsArePublished)
+{
+	kshim::xmcIntent(text_ + 16, kJmp, 5);
+	kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
+	write1(16, kInt3);
+	ASSERT_GE(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::Int3Unpublished);
+}
+
+TEST_F(Xmc, WriterWithIrqsOffIsCheckedWhenItEnablesThem)
+{
+	unsigned long flags;
+
+	/* as at boot: only CPU 0 runs this text */
+	kshim::xmcTextPrivate(text_, sizeof(text_), 0);
+	/* text_poke_early()'s order: write, sync_core(), then IRQs on: clean */
+	kshim::xmcOpBegin("text_poke_early");
+	local_irq_save(flags);
+	write(16, kJmp, 5);
+	sync_core();
+	local_irq_restore(flags);
+	allSerialise();
+	kshim::xmcOpEnd();
+	EXPECT_EQ(violations(), 0u);
+
+	/* 0160a5454e54's bug: IRQs on first; CPU 0 may run the half-written site */
+	kshim::xmcOpBegin("text_poke_early");
+	local_irq_save(flags);
+	write(16, kNop5, 5);
+	local_irq_restore(flags);
+	sync_core();
+	allSerialise();
+	kshim::xmcOpEnd();
+	ASSERT_EQ(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::Torn);
+	EXPECT_EQ(first().cpu, 0);
+}
+
+/* Each serialising instruction raises its CPU's serial, executed for real on CPU 1. */
+TEST_F(Xmc, EverySerialisingKindCounts)
+{
+	static void (*const kinds[])(void) = {
+		[] { iret_to_self(); },
+		[] { cpuid_serialize(); },
+		[] { sync_core(); },
+		[] {
+			if (kshim::cpuHasSerialize)
+				serialize();
+			else
+				iret_to_self();
+		},
+	};
+
+	for (void (*fn)(void) : kinds) {
+		kshim::xmcOpBegin("text_poke");
+		write1(40, (u8)(text_[40] + 1));
+		u64 seq = kshim::xmcWriteSeq;
+
+		ASSERT_LT(kshim::xmcCpus[1].serial, seq);
+		kshim::cpuRun(1, fn);
+		kshim::cpuWait(1);
+		EXPECT_EQ(kshim::xmcCpus[1].serial, seq);
+		allSerialise();
+		kshim::xmcOpEnd();
+	}
+
+	/* membarrier SYNC_CORE: every CPU thread but the caller */
+	kshim::xmcOpBegin("text_poke");
+	write1(40, (u8)(text_[40] + 1));
+	u64 seq = kshim::xmcWriteSeq;
+	kshim::xmcMembarrierRound(seq);
+	EXPECT_EQ(kshim::xmcCpus[1].serial, seq);
+	EXPECT_LT(kshim::xmcCpus[0].serial, seq) << "membarrier does not serialise its caller";
+	serialiseCpu(0);
+	kshim::xmcOpEnd();
+
+	/* the handler's return: IRET only under pokelab.eret=serialising */
+	kshim::xmcOpBegin("text_poke");
+	write1(40, (u8)(text_[40] + 1));
+	seq = kshim::xmcWriteSeq;
+	kshim::cpuRun(1, [] { kshim::xmcEret(); });
+	kshim::cpuWait(1);
+	EXPECT_LT(kshim::xmcCpus[1].serial, seq) << "eret=plain: a return does not serialise";
+	kshim::xmcEretSerialises = true;
+	kshim::cpuRun(1, [] { kshim::xmcEret(); });
+	kshim::cpuWait(1);
+	kshim::xmcEretSerialises = false;
+	EXPECT_EQ(kshim::xmcCpus[1].serial, seq);
+	allSerialise();
+	kshim::xmcOpEnd();
+	EXPECT_EQ(violations(), 0u);
+}
+
+TEST_F(Xmc, HiddenTextIsNotCheckedUntilPublished)
+{
+	kshim::xmcTextHidden(text_, sizeof(text_));
+	kshim::xmcOpBegin("text_poke");
+	write(16, kJmp, 5);	/* nobody fetches it: no window */
+	kshim::xmcOpEnd();
+	EXPECT_EQ(violations(), 0u);
+	EXPECT_EQ(kshim::xmcStats().writes, 0u);
+	kshim::xmcTextPublish(text_, sizeof(text_));
+	kshim::xmcOpBegin("text_poke");
+	write(16, kNop5, 5);
+	kshim::xmcOpEnd();
+	EXPECT_GE(violations(), 1u) << "published: a plain 5-byte write is torn for CPU 1";
+}
+
+TEST_F(Xmc, ASiteQueuedTwiceMayBeFetchedAsEitherRequest)
+{
+	const u8 call[5] = {0xe8, 0x10, 0x00, 0x00, 0x00};
+
+	/* JMP then CALL to the same target: their tails agree, so either whole is fine */
+	kshim::xmcIntent(text_ + 16, kJmp, 5);
+	batchBegin(16, call);
+	write1(16, kInt3);
+	allSerialise();
+	write(17, kJmp + 1, 4);
+	write(17, call + 1, 4);
+	allSerialise();
+	write1(16, kJmp[0]);
+	write1(16, call[0]);
+	allSerialise();
+	drainAll();
+	kshim::xmcOpEnd();
+	EXPECT_EQ(violations(), 0u);
+}
+
+} /* namespace */

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pokelab torture: rcutorture's shape for live text patching and the
+ * IPI-deferral series.
+ *
+ *	housekeeping CPUs	each in turn: set a knob (a static key, a static
+ *				call, a single poke; torture_text.h), send an IRQ
+ *				to some CPU, or run every site for a while
+ *	nohz_full CPUs		user-mode work, random system calls (some long,
+ *				some that block and idle), IRQs from user and idle
+ *	everywhere		delay injection (kernel_shim/torture.h)
+ *
+ * Every decision comes from a per-CPU stream keyed by (seed, CPU, index);
+ * with --ops K each CPU makes exactly K and the run prints a digest of them.
+ * The verdict is the cross-modifying-code model's (kernel_shim/xmc.h) and
+ * the knobs' end states: SUCCESS or FAILURE, exit 0 or 1; 2 for bad input.
+ */
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <kernel_shim/boot.h>
+#include <kernel_shim/busted.h>
+#include <kernel_shim/cpu.h>
+#include <kernel_shim/machine.h>
+#include <kernel_shim/torture.h>
+#include <kernel_shim/xmc.h>
+#include <linux/bug.h>
+#include <linux/context_tracking.h>
+#include <linux/cpumask.h>
+#include <linux/smp.h>
+#include <pokelab/ct_entry.h>
+#include <pokelab/text_poke_stats.h>
+
+#include "torture.h"
+#include "torture_text.h"
+
+namespace pokelab::torture {
+
+namespace {
+
+constexpr unsigned int kDecisionStream = 0;	/* stream 1 is the delays' (torture.cpp) */
+constexpr int kStatusSeconds = 10;
+
+struct Options {
+	unsigned int duration = 60;
+	unsigned long long seed = 0;
+	bool seedSet = false;
+	unsigned long ops = 0;		/* 0: run for --duration */
+	unsigned int cpus = 0;		/* 0: max(4, PUs) */
+	std::string nohzFull;
+	bool nohzFullSet = false;
+	std::string ctDefer;
+	std::vector<std::string> params;
+} opts;
+
+CLI::App *cmd;
+
+struct alignas(64) CpuWork {
+	u64 digest = 0;
+	unsigned long decisions = 0, writes = 0, reads = 0, irqs = 0, syscalls = 0, idles = 0;
+	std::atomic<bool> done{false};
+};
+
+std::vector<CpuWork> work;
+std::atomic<bool> stopAll;
+std::atomic<unsigned long> violationsSeen;
+u64 seedUsed;
+
+u64 nowNs()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* The @idx-th decision of @cpu, folded into its digest. */
+u64 decide(int cpu, unsigned long idx)
+{
+	u64 d = kshim::tortureDraw(seedUsed, cpu, kDecisionStream, idx);
+	CpuWork &w = work[cpu];
+
+	w.digest = (w.digest ^ d) * 0x100000001b3ull + idx;
+	w.decisions++;
+	return d;
+}
+
+bool keepGoing(unsigned long idx)
+{
+	if (stopAll.load(std::memory_order_relaxed))
+		return false;
+	return opts.ops ? idx < opts.ops : true;
+}
+
+/* An IRQ's work: instrumentable kernel code that runs the sites. */
+void irqWork(void *arg)
+{
+	(void)runSites((unsigned long)arg);
+}
+
+/* One housekeeping decision: a write, an IRQ to some CPU, or reads. */
+void housekeepingStep(int cpu, u64 d)
+{
+	CpuWork &w = work[cpu];
+	unsigned int what = d & 15;
+
+	if (what < KnobNr) {
+		setKnob((Knob)what, (unsigned int)(d >> 8));
+		w.writes++;
+		return;
+	}
+	if (what == KnobNr) {
+		int target = (int)((d >> 8) % nr_cpu_ids);
+
+		if (target != cpu && cpu_online(target)) {
+			smp_call_function_single(target, irqWork, (void *)(uintptr_t)d, 0);
+			w.irqs++;
+		}
+		return;
+	}
+	for (unsigned int i = 0; i < 1 + ((d >> 8) & 7); i++)
+		(void)runSites(d + i);
+	w.reads++;
+}
+
+void housekeepingLoop(int cpu)
+{
+	for (unsigned long idx = 0; keepGoing(idx); idx++)
+		housekeepingStep(cpu, decide(cpu, idx));
+	work[cpu].done.store(true, std::memory_order_release);
+}
+
+/* A system call's kernel work: the sites, @n times; a long one spins in the kernel. */
+struct SyscallArg {
+	u64 d;
+};
+
+void syscallBody(void *arg)
+{
+	u64 d = ((SyscallArg *)arg)->d;
+
+	if (((d >> 16) & 63) == 0) {
+		/* a long one, up to 2 ms inside the kernel: rounds find the CPU watching */
+		u64 until = nowNs() + ((d >> 24) % 2000) * 1000;
+
+		while (nowNs() < until)
+			(void)runSites(d);
+		return;
+	}
+	for (unsigned int i = 0; i < ((d >> 13) & 3); i++)
+		(void)runSites(d + i);
+}
+
+void blockingSyscallBody(void *arg)
+{
+	/* the task blocks: the CPU idles (an EQS IRQs can end) until it is woken */
+	pokelab::ctIdleFor((((SyscallArg *)arg)->d >> 20) % 500 * 1000);
+}
+
+void isolatedLoop(int cpu)
+{
+	CpuWork &w = work[cpu];
+	volatile unsigned long sink = 0;
+
+	pokelab::ctReturnToUser();
+	for (unsigned long idx = 0; keepGoing(idx); idx++) {
+		u64 d = decide(cpu, idx);
+		SyscallArg a{d};
+		u64 until = nowNs() + ((d & 127) + 10) * 1000;
+
+		/* user-mode work: no kernel text */
+		while (nowNs() < until)
+			for (int i = 0; i < 64; i++)
+				sink = sink + i;
+		switch ((d >> 10) & 7) {
+		case 0:
+		case 1:
+		case 2:
+		case 3:
+			pokelab::ctSyscall(syscallBody, &a);
+			w.syscalls++;
+			break;
+		case 4:
+			pokelab::ctSyscall(blockingSyscallBody, &a);
+			w.idles++;
+			break;
+		default:
+			break;
+		}
+	}
+	pokelab::ctEnterKernelForGood();
+	w.done.store(true, std::memory_order_release);
+}
+
+/* Status: batches, text writes, INT3 emulated, IPIs, deferred flushes, violations. */
+std::string counters()
+{
+	unsigned long int3 = 0, ipis = 0, flushes = 0;
+
+	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		int3 += pokelab::int3Emulated(cpu);
+		ipis += kshim::cpuStats(cpu).ipiReceived;
+		flushes += pokelab::ctWorkFlushed(cpu);
+	}
+	return fmt::format("{} batches, {} text writes, {} INT3 emulated, {} IPIs, {} deferred "
+			   "flushes, {} violations",
+			   pokelab::textPokeStats().batches, kshim::xmcStats().writes, int3, ipis,
+			   flushes, kshim::xmcStats().violations);
+}
+
+void reportViolation(const kshim::XmcViolation &v)
+{
+	/* the first few in full, as they are found; the run stops at the first */
+	if (violationsSeen.fetch_add(1) < 3) {
+		fmt::print("{}", kshim::xmcFormat(v));
+		std::fflush(stdout);
+	}
+	stopAll.store(true);
+}
+
+/* A crash after a reported violation still ends as the run's FAILURE. */
+void tortureDeathHook() noexcept
+{
+	char buf[128];
+	int n;
+
+	if (!kshim::xmcReported())
+		return;
+	n = snprintf(buf, sizeof(buf), "torture: FAILURE (seed %llu): the model reported a "
+		     "violation before the crash above\n", (unsigned long long)seedUsed);
+	if (write(1, buf, n) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+std::string bustedHelp()
+{
+	unsigned int n;
+	const kshim::BustedVariant *v = kshim::bustedVariants(&n);
+	std::string s = "\nBUSTED variants (boot parameter pokelab.busted=NAME; each must end in "
+			"FAILURE):\n";
+
+	for (unsigned int i = 0; i < n; i++)
+		s += fmt::format("  {:<20} {}{}\n", v[i].name, v[i].what,
+				 v[i].deferral ? " [with --cpus 4 --nohz-full 2-3 --ct-defer v7]" : "");
+	s += "  (and --ct-defer v5 with --nohz-full: the v5 ct_set_cpu_work() bug)\n";
+	return s;
+}
+
+int run()
+{
+	std::string cmdline, err;
+	u64 t0, next, dur;
+	unsigned int n;
+
+	for (const std::string &p : opts.params)
+		cmdline += p + " ";
+	if (opts.nohzFullSet && opts.nohzFull.empty()) {
+		fmt::print(stderr, "pokelab: --nohz-full: empty CPU list; expected e.g. --nohz-full "
+				   "2-3\n");
+		return 2;
+	}
+	if (!opts.cpus)
+		opts.cpus = std::max<unsigned int>(4, std::thread::hardware_concurrency());
+	cmdline += fmt::format("nr_cpus={}", opts.cpus);
+	if (!opts.nohzFull.empty())
+		cmdline += " nohz_full=" + opts.nohzFull;
+	if (!opts.ctDefer.empty())
+		cmdline += " pokelab.ct_defer=" + opts.ctDefer;
+	seedUsed = opts.seedSet ? opts.seed : nowNs() % 1000000007ull;
+	if (kshim::boot(cmdline, &err, true)) {
+		fmt::print(stderr, "pokelab: {}\n", err);
+		return 2;
+	}
+	n = nr_cpu_ids;
+
+	const struct cpumask *nohz = kshim::nohzFullMask();
+
+	fmt::print("{}\n", kshim::machineLine());
+	fmt::print("torture: seed {}, {} CPUs ({} nohz_full), {}\n", seedUsed, n,
+		   cpumask_empty(nohz) ? "none" : kshim::cpumaskPrintList(nohz),
+		   opts.ops ? fmt::format("{} decisions per CPU", opts.ops)
+			    : fmt::format("{} s", opts.duration));
+	std::fflush(stdout);
+
+	work = std::vector<CpuWork>(n);
+	stopAll.store(false);
+	violationsSeen.store(0);
+	resetKnobs();
+	kshim::xmcQuiesce();
+	kshim::xmcSetReporter(reportViolation);
+	kshim::addDeathHook(tortureDeathHook);
+	kshim::tortureDelays(true, seedUsed);
+
+	for (unsigned int cpu = 1; cpu < n; cpu++) {
+		if (cpumask_test_cpu(cpu, nohz))
+			kshim::cpuRun(cpu, [cpu] { isolatedLoop(cpu); });
+		else
+			kshim::cpuRun(cpu, [cpu] { housekeepingLoop(cpu); });
+	}
+
+	/* CPU 0: a housekeeping CPU that also keeps the time and the status line. */
+	t0 = nowNs();
+	next = t0 + kStatusSeconds * 1000000000ull;
+	dur = (u64)opts.duration * 1000000000ull;
+	for (unsigned long idx = 0; keepGoing(idx); idx++) {
+		u64 now = nowNs();
+
+		housekeepingStep(0, decide(0, idx));
+		if (!opts.ops && now - t0 >= dur)
+			break;
+		if (now >= next) {
+			fmt::print("torture: {} s: {}\n", (now - t0) / 1000000000ull, counters());
+			std::fflush(stdout);
+			next += kStatusSeconds * 1000000000ull;
+		}
+	}
+	work[0].done.store(true);
+	if (!opts.ops)
+		stopAll.store(true);
+	for (unsigned int cpu = 1; cpu < n; cpu++)
+		kshim::cpuWait(cpu);
+	if (opts.ops)
+		stopAll.store(true);
+	kshim::tortureDelays(false, seedUsed);
+	kshim::xmcQuiesce();
+
+	double secs = (nowNs() - t0) / 1e9;
+	kshim::XmcStats x = kshim::xmcStats();
+	std::vector<std::string> bad = violationsSeen.load() ? std::vector<std::string>{}
+							      : checkKnobs();
+	bool success = x.violations == 0 && bad.empty() && x.writes > 0;
+	unsigned long decisions = 0;
+	u64 digest = 0xcbf29ce484222325ull;
+
+	for (unsigned int cpu = 0; cpu < n; cpu++) {
+		decisions += work[cpu].decisions;
+		digest = (digest ^ work[cpu].digest) * 0x100000001b3ull;
+	}
+	fmt::print("torture: {:.1f} s: {}\n", secs, counters());
+	fmt::print("{}\n", kshim::xmcVerdict(x));
+	fmt::print("throughput: {:.0f} text writes/s, {:.0f} model events/s, {} decisions\n",
+		   x.writes / secs, x.events() / secs, decisions);
+	for (const std::string &b : bad)
+		fmt::print("knob: {}\n", b);
+	if (!violationsSeen.load()) {
+		std::string s;
+
+		for (int k = 0; k < KnobNr; k++)
+			s += fmt::format("{}{} {}", k ? ", " : "", knobName((Knob)k),
+					 knobWrites((Knob)k));
+		fmt::print("knobs: {} in the state their last writer asked for ({} writes: {})\n",
+			   bad.empty() ? "all" : "NOT all", "per knob", s);
+	}
+	if (opts.ops)
+		fmt::print("decision digest: {:016x} ({} decisions per CPU, {} CPUs, seed {})\n",
+			   digest, opts.ops, n, seedUsed);
+	if (success)
+		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
+	else
+		fmt::print("torture: FAILURE (seed {}): {}\n", seedUsed,
+			   x.violations ? fmt::format("{} violations", x.violations)
+			   : !bad.empty()     ? "a knob did not end as asked"
+			   : !kshim::xmcEnabled ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
+						: "NOTHING CHECKED: no text was written");
+	std::fflush(stdout);
+	kshim::xmcSetReporter(nullptr);
+	kshim::shutdown();
+	return success ? 0 : 1;
+}
+
+} /* namespace */
+
+void addTortureCommand(CLI::App &app)
+{
+	cmd = app.add_subcommand("torture",
+				 "Patch text from several CPUs while others run it, with delay "
+				 "injection, and let the cross-modifying-code model judge (SUCCESS or "
+				 "FAILURE)");
+	cmd->add_option("--duration", opts.duration, "Seconds to run (1..86400; default 60)")
+		->check(CLI::Range(1u, 86400u));
+	cmd->add_option_function<unsigned long long>("--seed", [](unsigned long long v) {
+			opts.seed = v;
+			opts.seedSet = true;
+		}, "Seed of every random decision (default: from the clock; printed)");
+	cmd->add_option("--ops", opts.ops,
+			"Exactly this many decisions per CPU, then stop and print their digest "
+			"(1..1000000000; --duration is ignored)")
+		->check(CLI::Range(1ul, 1000000000ul));
+	cmd->add_option("--cpus", opts.cpus, "Simulated CPUs (2..512; default: 4 or the PUs)")
+		->check(CLI::Range(2u, 512u));
+	cmd->add_option_function<std::string>("--nohz-full", [](const std::string &v) {
+			opts.nohzFull = v;
+			opts.nohzFullSet = true;
+		}, "Isolated CPUs (CPU list): user-mode loops; boot parameter nohz_full=");
+	cmd->add_option("--ct-defer", opts.ctDefer,
+			"Deferral policy: off, v7 (default with nohz_full), v5 (the bug), catchup; "
+			"boot parameter pokelab.ct_defer=")
+		->check(CLI::IsMember({"off", "v7", "v5", "catchup"}));
+	cmd->add_option("params", opts.params,
+			"Boot parameters, kernel command-line style (pokelab.busted=NAME, "
+			"pokelab.sync=membarrier, pokelab.eret=serialising ...)");
+	cmd->footer(bustedHelp());
+}
+
+bool tortureParsed()
+{
+	return cmd && cmd->parsed();
+}
+
+int runTorture()
+{
+	return run();
+}
+
+} /* namespace pokelab::torture */

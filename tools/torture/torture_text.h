@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The text pokelab torture patches and runs: every kind of live write the
+ * port makes, each behind a "knob" whose state a writer sets and the end of
+ * the run checks.
+ *
+ *	knob			sites					written by
+ *	bpf_stats_enabled_key	164 (tools/demo/bpf_prog.cpp)		one INT3 batch
+ *	pokelab_small_key	2 (tools/demo/small_key.cpp)		one two-entry batch
+ *	torture_big_key		300: more than a batch holds (256)	two batches
+ *	torture_noinstr_key	4, in noinstr text (a _NOINSTR key)	a batch that IPIs all
+ *	torture_call		a static call trampoline, 3 targets	smp_text_poke_single()
+ *	torture_poke_site	one NOP5 <-> JMP32, by hand		smp_text_poke_single()
+ *
+ * A knob's last request is recorded under the knob's own lock, taken around
+ * the write, so the order of requests is the order of writes.
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <linux/types.h>
+
+namespace pokelab::torture {
+
+enum Knob {
+	KnobBpfStats,
+	KnobSmall,
+	KnobBig,
+	KnobNoinstr,
+	KnobCall,
+	KnobPoke,
+	KnobNr,
+};
+
+/* Set @knob to @state (keys: 0/1; the static call: target 0..2). Task context on a CPU. */
+void setKnob(Knob knob, unsigned int state);
+unsigned int knobStates(Knob knob);	/* how many states it has */
+const char *knobName(Knob knob);
+/* Writes made to @knob over the run. */
+unsigned long knobWrites(Knob knob);
+
+/* Every knob back to state 0 (its boot state), the requests forgotten. CPU 0, machine quiet. */
+void resetKnobs();
+
+/*
+ * Run every site once: all keys' sites, the noinstr users, the static call
+ * and the poke site. Returns a checksum (so nothing is optimised out).
+ * Instrumentable kernel code: any CPU in the kernel, IRQ context included.
+ */
+unsigned long runSites(unsigned long arg);
+
+/*
+ * At the end: each knob is in the state its last writer asked for, in the
+ * key's count, in every site's bytes (NOP or JMP by the jump entry's
+ * type), and in what the sites compute. Returns one line per mismatch.
+ * CPU 0, machine quiet.
+ */
+std::vector<std::string> checkKnobs();
+
+} /* namespace pokelab::torture */
