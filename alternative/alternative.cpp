@@ -30,17 +30,18 @@
 
 #include <asm/insn.h>
 #include <asm/nops.h>
+#include <asm/sections.h>
 #include <asm/sync_core.h>
 #include <asm/text-patching.h>
-#include <asm/sections.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/busted.h>
-#include <linux/context_tracking_work.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/torture.h>
 #include <kernel_shim/xmc.h>
 #include <linux/atomic.h>
+#include <linux/context_tracking_work.h>
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
@@ -48,13 +49,9 @@
 #include <pokelab/bug_switches.h>
 #include <pokelab/text_poke_stats.h>
 #include <sys/syscall.h>
+
+#include "text_poke_array.h"
 #include <linux/membarrier.h>
-
-#define PAGE_SIZE 4096UL
-
-/* userspace: the first byte of the program's text stands in for _stext */
-extern "C" const char __executable_start[];
-#define _stext ((char *)__executable_start)
 
 DEFINE_MUTEX(text_mutex);
 
@@ -124,14 +121,6 @@ static DEFINE_PER_CPU(unsigned long, syncs_deferred);	/* syncs deferred to this 
 
 /* userspace: /proc/self/mem, opened at boot; the writable alias of all text */
 static int text_poke_fd = -1;
-
-static u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* Port of text_poke_memcpy(), arch/x86/kernel/alternative.c */
 static void *text_poke_memcpy(void *dst, const void *src, size_t len)
@@ -356,27 +345,8 @@ void *text_gen_insn(u8 opcode, const void *addr, const void *dest)
 	return &insn.text;
 }
 
-/*
- * One site of the batch; 16 bytes, so that a 4 KiB page holds 256.
- * NOTE: a Jcc.d32 (0f 8x, 6 bytes) is stored as its Jcc.d8 opcode with
- * len 6; text[] then holds the 5 bytes after the 0x0f escape.
- */
-struct smp_text_poke_loc {
-	s32 rel_addr;	/* site - _stext */
-	s32 disp;
-	u8 len;
-	u8 opcode;	/* the instruction the INT3 handler emulates */
-	u8 text[TEXT_POKE_MAX_OPCODE_SIZE];	/* userspace: not const, C++ could not zero-init it */
-	u8 old;		/* first byte before phase 1 */
-};
-static_assert(sizeof(struct smp_text_poke_loc) == 16, "smp_text_poke_loc must stay 16 bytes");
-
-#define TEXT_POKE_ARRAY_MAX (PAGE_SIZE / sizeof(struct smp_text_poke_loc))
-
-static struct smp_text_poke_array {
-	struct smp_text_poke_loc vec[TEXT_POKE_ARRAY_MAX];
-	int nr_entries;
-} text_poke_array;
+/* userspace: not static, the legacy-descriptor replay (replay_legacy_desc.cpp) reads it too */
+struct smp_text_poke_array text_poke_array;
 
 static DEFINE_PER_CPU(atomic_t, text_poke_array_refs);
 /* userspace: pokelab.refs=global, the v6.15 bp_desc.refs (one count shared by all CPUs) */
@@ -500,44 +470,6 @@ static void text_poke_array_refs_drain(void)
 	}
 }
 
-static __always_inline void *text_poke_addr(const struct smp_text_poke_loc *tpl)
-{
-	return _stext + tpl->rel_addr;
-}
-
-static __always_inline int patch_cmp(const void *tpl_a, const void *tpl_b)
-{
-	if (tpl_a < text_poke_addr((const struct smp_text_poke_loc *)tpl_b))
-		return -1;
-	if (tpl_a > text_poke_addr((const struct smp_text_poke_loc *)tpl_b))
-		return 1;
-	return 0;
-}
-
-/* Port of __inline_bsearch(), include/linux/bsearch.h */
-static __always_inline void *__inline_bsearch(const void *key, const void *base, size_t num,
-					      size_t size, int (*cmp)(const void *, const void *))
-{
-	const char *pivot;
-	int result;
-
-	while (num > 0) {
-		pivot = (const char *)base + (num >> 1) * size;
-		result = cmp(key, pivot);
-
-		if (result == 0)
-			return (void *)pivot;
-
-		if (result > 0) {
-			base = pivot + size;
-			num--;
-		}
-		num >>= 1;
-	}
-
-	return NULL;
-}
-
 /*
  * userspace: with pokelab.sync=membarrier, a CPU can execute a batch's INT3
  * and enter this handler only after the batch finished: membarrier does not
@@ -557,197 +489,9 @@ static __always_inline int text_poke_int3_gone(struct pt_regs *regs)
 	return 1;
 }
 
-/*
- * userspace: test-only legacy descriptor mode (pokelab_bugs.legacy_desc), so
- * that the bug replays of 285a54efe386 and efd608fa7403 run on the structure
- * those bugs lived in. The batch still fills text_poke_array (and still
- * publishes and drains the v6.16 refs); finish also publishes it through the
- * old descriptor, and the INT3 handler then reads only the descriptor:
- *  - POKELAB_LEGACY_DESC_V5_5: bp_patching of v5.5 (vec + nr_entries, no
- *    refs; the handler's "nr_entries != 0" is its only guard), torn down in
- *    the order of 285a54efe386 (nr_entries = 0, sync, vec = NULL), or with
- *    null_vec_285a54efe386 in the order before it (vec = NULL first, no sync);
- *  - POKELAB_LEGACY_DESC_V5_6: the bp_desc pointer and refs of
- *    1f676247f36a (v5.6..v5.19). The descriptor is static storage, which is
- *    what efd608fa7403 made it; with stack_desc_efd608fa7403 it lives in
- *    smp_text_poke_batch_finish()'s frame, as in text_poke_bp_batch() before.
- * Never used outside tests: every switch is off unless a test sets it.
- */
-
-/* Port of struct bp_patching_desc, arch/x86/kernel/alternative.c, v5.6 */
-struct bp_patching_desc {
-	struct smp_text_poke_loc *vec;
-	int nr_entries;
-	atomic_t refs;
-};
-
-/* v5.5's static descriptor; in V5_6 mode the storage bp_desc points at (the efd608fa7403 fix) */
-static struct bp_patching_desc bp_patching;
-/* v5.6's published pointer (in V5_5 mode it always points at bp_patching) */
-static struct bp_patching_desc *bp_desc;
-
-/* Port of try_get_desc(), arch/x86/kernel/alternative.c, v5.6 (before efd608fa7403) */
-static __always_inline struct bp_patching_desc *try_get_desc(struct bp_patching_desc **descp)
+void text_poke_count_int3_emulated(void)
 {
-	struct bp_patching_desc *desc = READ_ONCE(*descp);	/* rcu_dereference */
-
-	if (!desc)
-		return NULL;
-	/* userspace: test hook, the window between the pointer read and the inc */
-	if (unlikely(pokelab_hooks.legacy_handler_window))
-		pokelab_hooks.legacy_handler_window();
-	if (!raw_atomic_inc_not_zero(&desc->refs))
-		return NULL;
-
-	return desc;
-}
-
-/* Port of put_desc(), arch/x86/kernel/alternative.c, v5.6 */
-static __always_inline void put_desc(struct bp_patching_desc *desc)
-{
-	smp_mb__before_atomic();
-	raw_atomic_dec(&desc->refs);
-}
-
-/*
- * Port of poke_int3_handler(), arch/x86/kernel/alternative.c, v5.5
- * (bp_patching) and v5.6 (bp_desc). Signal context, like the v6.16 handler.
- */
-static int poke_int3_handler(struct pt_regs *regs)
-{
-	bool v5_5 = pokelab_bugs.legacy_desc == POKELAB_LEGACY_DESC_V5_5;
-	struct bp_patching_desc *desc;
-	struct smp_text_poke_loc *tp;
-	int ret = 0;
-	char *ip;
-
-	if (user_mode(regs))
-		return 0;
-
-	/* Having seen our INT3, we see the descriptor published before it. */
-	smp_rmb();
-
-	if (v5_5) {
-		desc = READ_ONCE(bp_desc);
-		/* v5.5: a non-zero nr_entries was the only sign of a live batch */
-		if (!desc || likely(!READ_ONCE(desc->nr_entries)))
-			return 0;
-		/* userspace: test hook, the window after the nr_entries check */
-		if (unlikely(pokelab_hooks.legacy_handler_window))
-			pokelab_hooks.legacy_handler_window();
-	} else {
-		desc = try_get_desc(&bp_desc);
-		if (!desc)
-			return 0;
-	}
-
-	ip = (char *)regs->ip - INT3_INSN_SIZE;
-
-	/* nr_entries is read again here, as the kernel did */
-	if (unlikely(READ_ONCE(desc->nr_entries) > 1)) {
-		tp = (struct smp_text_poke_loc *)__inline_bsearch(
-			ip, READ_ONCE(desc->vec), READ_ONCE(desc->nr_entries),
-			sizeof(struct smp_text_poke_loc), patch_cmp);
-		if (!tp)
-			goto out_put;
-	} else {
-		tp = READ_ONCE(desc->vec);
-		if (text_poke_addr(tp) != ip)	/* 285a54efe386: tp == NULL here */
-			goto out_put;
-	}
-
-	ip += tp->len;
-
-	switch (tp->opcode) {
-	case INT3_INSN_OPCODE:
-		/* Somebody poked an explicit INT3: theirs to handle. */
-		goto out_put;
-
-	case RET_INSN_OPCODE:
-		int3_emulate_ret(regs);
-		break;
-
-	case CALL_INSN_OPCODE:
-		int3_emulate_call(regs, (long)ip + tp->disp);
-		break;
-
-	case JMP32_INSN_OPCODE:
-	case JMP8_INSN_OPCODE:
-		int3_emulate_jmp(regs, (long)ip + tp->disp);
-		break;
-
-	case 0x70 ... 0x7f: /* Jcc */
-		int3_emulate_jcc(regs, tp->opcode & 0xf, (long)ip, tp->disp);
-		break;
-
-	default:
-		BUG();
-	}
-
-	this_cpu_inc(int3_emulated);	/* userspace: report counter */
-	ret = 1;
-
-out_put:
-	if (!v5_5)
-		put_desc(desc);
-	return ret;
-}
-
-/*
- * Publish the batch through the legacy descriptor: text_poke_bp_batch(),
- * arch/x86/kernel/alternative.c, v5.5 (field stores; the smp_wmb() before
- * the INT3 writes is finish's) and v5.6 (smp_store_release of the pointer).
- * @stack_desc is finish's local, used only with stack_desc_efd608fa7403.
- */
-static void bp_desc_publish(struct bp_patching_desc *stack_desc)
-{
-	struct bp_patching_desc *desc = &bp_patching;
-
-	if (pokelab_bugs.legacy_desc == POKELAB_LEGACY_DESC_V5_5) {
-		WRITE_ONCE(bp_patching.vec, &text_poke_array.vec[0]);
-		WRITE_ONCE(bp_patching.nr_entries, text_poke_array.nr_entries);
-		WRITE_ONCE(bp_desc, &bp_patching);
-		return;
-	}
-	if (pokelab_bugs.stack_desc_efd608fa7403)
-		desc = stack_desc;	/* as text_poke_bp_batch()'s local before efd608fa7403 */
-	desc->vec = text_poke_array.vec;
-	desc->nr_entries = text_poke_array.nr_entries;
-	atomic_set(&desc->refs, 1);
-	smp_store_release(&bp_desc, desc);	/* rcu_assign_pointer */
-}
-
-/* The end of text_poke_bp_batch(), v5.5 (after 285a54efe386) and v5.6 (1f676247f36a) */
-static void bp_desc_teardown(void)
-{
-	struct bp_patching_desc *desc;
-
-	if (unlikely(pokelab_hooks.legacy_before_teardown))
-		pokelab_hooks.legacy_before_teardown();
-
-	if (pokelab_bugs.legacy_desc == POKELAB_LEGACY_DESC_V5_5) {
-		if (pokelab_bugs.null_vec_285a54efe386) {
-			/* before 285a54efe386: a handler can see nr_entries with no vec */
-			WRITE_ONCE(bp_patching.vec, NULL);
-			if (unlikely(pokelab_hooks.legacy_teardown_first_store))
-				pokelab_hooks.legacy_teardown_first_store();
-			WRITE_ONCE(bp_patching.nr_entries, 0);
-			return;
-		}
-		WRITE_ONCE(bp_patching.nr_entries, 0);
-		if (unlikely(pokelab_hooks.legacy_teardown_first_store))
-			pokelab_hooks.legacy_teardown_first_store();
-		/* Every handler that saw nr_entries != 0 has finished: vec may go. */
-		smp_text_poke_sync_each_cpu();	/* text_poke_sync() */
-		WRITE_ONCE(bp_patching.vec, NULL);
-		return;
-	}
-
-	/* synchronize_rcu() by hand: unpublish, drop our ref, wait for the handlers' */
-	desc = bp_desc;
-	WRITE_ONCE(bp_desc, NULL);	/* RCU_INIT_POINTER */
-	if (!atomic_dec_and_test(&desc->refs))
-		atomic_cond_read_acquire(&desc->refs, !VAL);
+	this_cpu_inc(int3_emulated);
 }
 
 /*
@@ -830,8 +574,7 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 		BUG();
 	}
 
-	/* userspace: pokelab's per-CPU count of emulated traps */
-	this_cpu_inc(int3_emulated);
+	text_poke_count_int3_emulated();	/* userspace: report counter */
 	ret = 1;
 
 out_put:
@@ -843,6 +586,49 @@ out_gone:
 	return text_poke_int3_gone(regs);
 }
 
+/*
+ * userspace: pokelab's hooks around the batch, kept out of
+ * smp_text_poke_batch_finish()'s steps, as tracepoints would be: the
+ * report's timing and sync-round count, the cross-modifying-code model's
+ * operation and phases, and the test-only legacy-descriptor replay, which
+ * publishes before the refs and tears down after the last sync.
+ */
+static struct {
+	u64 t0;
+	unsigned long rounds0;
+} batch_hook;
+
+static void trace_text_poke_batch_begin(struct bp_patching_desc *stack_desc)
+{
+	batch_hook.t0 = kshim::clockNs();
+	batch_hook.rounds0 = __atomic_load_n(&poke_stats.syncRounds, __ATOMIC_RELAXED);
+	kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
+	if (unlikely(pokelab_bugs.legacy_desc))
+		bp_desc_publish(stack_desc);
+}
+
+static void trace_text_poke_phase(int phase)
+{
+	kshim::xmcPhase(phase);
+}
+
+static void trace_text_poke_batch_synced(void)
+{
+	if (unlikely(pokelab_bugs.legacy_desc))
+		bp_desc_teardown();
+}
+
+static void trace_text_poke_batch_end(void)
+{
+	poke_stats.lastNrEntries = text_poke_array.nr_entries;
+	poke_stats.lastBatchNs = kshim::clockNs() - batch_hook.t0;
+	poke_stats.lastSyncRounds =
+		__atomic_load_n(&poke_stats.syncRounds, __ATOMIC_RELAXED) - batch_hook.rounds0;
+	__atomic_fetch_add(&poke_stats.batches, 1, __ATOMIC_RELAXED);
+	/* the batch returns: the model checks every CPU */
+	kshim::xmcOpEnd();
+}
+
 /* Port of smp_text_poke_batch_finish(), arch/x86/kernel/alternative.c, v6.16 */
 void smp_text_poke_batch_finish(void)
 {
@@ -850,29 +636,21 @@ void smp_text_poke_batch_finish(void)
 	smp_cond_func_t cond = do_sync_core_defer_cond;
 	unsigned int i;
 	int do_sync;
-	/* userspace: timing and sync-round count for pokelab's report */
-	u64 t0 = now_ns();
-	unsigned long rounds0 = __atomic_load_n(&poke_stats.syncRounds, __ATOMIC_RELAXED);
-	/* userspace: the efd608fa7403 replay's descriptor, in this frame as in v5.6 */
+	/* userspace: the efd608fa7403 replay's descriptor lives in this frame, as in v5.6 */
 	struct bp_patching_desc stack_desc;
 
 	if (!text_poke_array.nr_entries)
 		return;
 
 	lockdep_assert_held(&text_mutex);
-	kshim::xmcOpBegin("smp_text_poke_batch_finish", true);	/* userspace */
-
-	/* userspace: test-only legacy descriptor mode, published before the refs */
-	if (unlikely(pokelab_bugs.legacy_desc))
-		bp_desc_publish(&stack_desc);
+	trace_text_poke_batch_begin(&stack_desc);	/* userspace */
 
 	/*
 	 * Publish the array before any INT3 can be hit: a handler that gets a
 	 * ref sees every entry. Pairs with the full barrier of
 	 * raw_atomic_inc_not_zero() in try_get_text_poke_array().
-	 * userspace: refs=global and the census live in the helper.
 	 */
-	text_poke_array_refs_publish();
+	text_poke_array_refs_publish();	/* userspace: the per-CPU loop, or refs=global */
 
 	/* userspace: cond_resched() has no scheduler to yield to; the task keeps running */
 
@@ -880,7 +658,7 @@ void smp_text_poke_batch_finish(void)
 	smp_wmb();
 
 	/* Phase 1: an INT3 on the first byte of every site. */
-	kshim::xmcPhase(1);	/* userspace */
+	trace_text_poke_phase(1);	/* userspace */
 	for (i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
 		void *addr = text_poke_addr(&text_poke_array.vec[i]);
 
@@ -890,14 +668,14 @@ void smp_text_poke_batch_finish(void)
 		 * every CPU now, deferral or not (series v7, 25/31).
 		 * userspace: no modules, so no module noinstr text to check.
 		 */
-		if (is_kernel_noinstr_text((unsigned long)addr) && !BUSTED(DEFER_NOINSTR))
+		if (is_kernel_noinstr_text((unsigned long)addr) && !BUSTED(DEFER_NOINSTR)) /* userspace */
 			cond = NULL;
 
 		text_poke_array.vec[i].old = *(u8 *)addr;
 		text_poke(addr, &int3, INT3_INSN_SIZE);
 	}
 
-	if (!BUSTED(NO_SYNC_1))
+	if (!BUSTED(NO_SYNC_1))	/* userspace: BUSTED */
 		__smp_text_poke_sync_each_cpu(cond);
 
 	/* userspace: test-only hook, holds the batch with every INT3 armed */
@@ -905,7 +683,7 @@ void smp_text_poke_batch_finish(void)
 		pokelab_hooks.batch_after_phase1();
 
 	/* Phase 2: every byte but the first, behind the INT3. */
-	kshim::xmcPhase(2);	/* userspace */
+	trace_text_poke_phase(2);	/* userspace */
 	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
 		u8 _new[TEXT_POKE_MAX_OPCODE_SIZE + 1];
 		const u8 *new_insn = text_poke_array.vec[i].text; /* userspace: "new" is a C++ keyword */
@@ -933,11 +711,11 @@ void smp_text_poke_batch_finish(void)
 	}
 
 	/* Only needed if some site had a tail. */
-	if (do_sync && !BUSTED(NO_SYNC_2))
+	if (do_sync && !BUSTED(NO_SYNC_2))	/* userspace: BUSTED */
 		__smp_text_poke_sync_each_cpu(cond);
 
 	/* Phase 3: the first byte, which removes the INT3. */
-	kshim::xmcPhase(3);	/* userspace */
+	trace_text_poke_phase(3);	/* userspace */
 	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
 		u8 byte = text_poke_array.vec[i].text[0];
 
@@ -956,39 +734,30 @@ void smp_text_poke_batch_finish(void)
 	if (BUSTED(REFS_DRAIN_EARLY))
 		text_poke_array_refs_drain();
 
-	if (do_sync && !BUSTED(NO_SYNC_3))
+	if (do_sync && !BUSTED(NO_SYNC_3))	/* userspace: BUSTED */
 		__smp_text_poke_sync_each_cpu(cond);
 
-	/* userspace: test-only legacy descriptor mode */
-	if (unlikely(pokelab_bugs.legacy_desc))
-		bp_desc_teardown();
+	trace_text_poke_batch_synced();	/* userspace */
 
 	/*
 	 * Drop our refs and wait for handlers still holding one. Once phase 3
 	 * removed the INT3s, its sync already waited for every handler, so
 	 * this only spins when a new first byte is itself INT3.
-	 * userspace: refs=global and the census live in the helper.
 	 */
-	if (!BUSTED(REFS_DRAIN_EARLY))
-		text_poke_array_refs_drain();
+	if (!BUSTED(REFS_DRAIN_EARLY))	/* userspace: BUSTED */
+		text_poke_array_refs_drain();	/* userspace: the per-CPU loop, or refs=global */
 
-	/* userspace: report figures */
-	poke_stats.lastNrEntries = text_poke_array.nr_entries;
-	poke_stats.lastBatchNs = now_ns() - t0;
-	poke_stats.lastSyncRounds =
-		__atomic_load_n(&poke_stats.syncRounds, __ATOMIC_RELAXED) - rounds0;
-	__atomic_fetch_add(&poke_stats.batches, 1, __ATOMIC_RELAXED);
+	trace_text_poke_batch_end();	/* userspace */
 
 	/* Every handler is done with the array. */
 	text_poke_array.nr_entries = 0;
-	kshim::xmcOpEnd();	/* userspace: the batch returns; R2 for every CPU */
 }
 
 /*
  * userspace: the kernel's BUG_ON()s in __smp_text_poke_batch_add() say only
  * file:line; ours first name the site and its bytes.
  */
-static void text_poke_bad_insn(const void *addr, const void *bytes, size_t len, const char *why)
+void text_poke_bad_insn(const void *addr, const void *bytes, size_t len, const char *why)
 {
 	kshim::SigSafeBuf b;
 
@@ -1005,7 +774,8 @@ static void text_poke_bad_insn(const void *addr, const void *bytes, size_t len, 
 } while (0)
 
 /* Port of __smp_text_poke_batch_add(), arch/x86/kernel/alternative.c, v6.16 */
-static void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
+/* userspace: not static, the bug replays (replay_text_poke.cpp) call it too */
+void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
 				      const void *emulate)
 {
 	struct smp_text_poke_loc *tpl;
@@ -1051,9 +821,6 @@ static void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len
 	case JMP32_INSN_OPCODE:
 	case JMP8_INSN_OPCODE:
 		/* Nothing runs after these, so the rest may be INT3 padding, and only that. */
-		/* userspace: the replay switch restores the strict length of before 26c44b776dba */
-		TEXT_POKE_BUG_ON(pokelab_bugs.strict_len_26c44b776dba && len != insn.length,
-				 addr, opcode, len, "length differs from the instruction's");
 		for (i = insn.length; i < (int)len; i++)
 			TEXT_POKE_BUG_ON(tpl->text[i] != INT3_INSN_OPCODE, addr, opcode, len,
 					 "RET/JMP padded with something other than INT3");
@@ -1121,21 +888,22 @@ static bool text_poke_addr_ordered(void *addr)
 void smp_text_poke_batch_add(void *addr, const void *opcode, size_t len, const void *emulate)
 {
 	if (text_poke_array.nr_entries == TEXT_POKE_ARRAY_MAX || !text_poke_addr_ordered(addr)) {
-		/* userspace: counted for the batch-rule tests */
-		poke_stats.implicitFlushes++;
+		poke_stats.implicitFlushes++;	/* userspace: counted for the batch-rule tests */
 		smp_text_poke_batch_finish();
 	}
+	/* userspace: bug replay, the strict length check of before 26c44b776dba */
+	if (unlikely(pokelab_bugs.strict_len_26c44b776dba))
+		return __smp_text_poke_batch_add_pre_26c44b776dba(addr, opcode, len, emulate);
 	__smp_text_poke_batch_add(addr, opcode, len, emulate);
 }
 
 /* Port of smp_text_poke_single(), arch/x86/kernel/alternative.c (after 2aebf5ee43bf) */
 void smp_text_poke_single(void *addr, const void *opcode, size_t len, const void *emulate)
 {
-	/* userspace: the replay switch restores c8976ade0c1b's unchecked append */
+	/* userspace: bug replay, c8976ade0c1b's unchecked append */
 	if (unlikely(pokelab_bugs.unchecked_single_poke_2aebf5ee43bf))
-		__smp_text_poke_batch_add(addr, opcode, len, emulate);
-	else
-		smp_text_poke_batch_add(addr, opcode, len, emulate);
+		return smp_text_poke_single_pre_2aebf5ee43bf(addr, opcode, len, emulate);
+	smp_text_poke_batch_add(addr, opcode, len, emulate);
 	smp_text_poke_batch_finish();
 }
 

@@ -46,6 +46,7 @@
 #include <linux/irqflags.h>
 #include <pokelab/alt_batch.h>
 #include <pokelab/alt_test.h>
+#include <pokelab/alt_text.h>
 
 int debug_alternative;
 

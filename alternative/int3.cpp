@@ -22,6 +22,7 @@
 
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/xmc.h>
@@ -165,20 +166,12 @@ static void regsToUcontext(const struct pt_regs *regs, ucontext_t *uc)
 static DEFINE_PER_CPU(u64, int3_handler_ns);
 static DEFINE_PER_CPU(unsigned long, int3_traps);
 
-static __always_inline u64 int3_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static __always_inline void int3_account(u64 t0)
 {
 	int cpu = raw_smp_processor_id();
 
 	__atomic_store_n(per_cpu_ptr(&int3_handler_ns, cpu),
-			 *per_cpu_ptr(&int3_handler_ns, cpu) + int3_clock_ns() - t0,
+			 *per_cpu_ptr(&int3_handler_ns, cpu) + kshim::clockNs() - t0,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(per_cpu_ptr(&int3_traps, cpu), *per_cpu_ptr(&int3_traps, cpu) + 1,
 			 __ATOMIC_RELAXED);
@@ -188,7 +181,7 @@ static __always_inline void int3_account(u64 t0)
 static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 {
 	int savedErrno = errno;
-	u64 t0 = int3_clock_ns();	/* userspace: INT3-path time census */
+	u64 t0 = kshim::clockNs();	/* userspace: INT3-path time census */
 	ucontext_t *uc = (ucontext_t *)ucv;
 	struct pt_regs regs;
 

@@ -29,6 +29,8 @@
 #include <linux/mutex.h>
 #include <pokelab/bug_switches.h>
 
+#include "jump_label_internal.h"
+
 extern "C" const struct noinstr_allowed_entry __start_noinstr_allowed[] __attribute__((weak));
 extern "C" const struct noinstr_allowed_entry __stop_noinstr_allowed[] __attribute__((weak));
 extern "C" struct jump_entry __start___jump_table[];
@@ -136,7 +138,8 @@ static void __jump_label_update(struct static_key *key, struct jump_entry *entry
 }
 
 /* Port of jump_label_update(), kernel/jump_label.c */
-static void jump_label_update(struct static_key *key)
+/* userspace: not static, the bug replays (replay_jump_label.cpp) call it too */
+void jump_label_update(struct static_key *key)
 {
 	struct jump_entry *stop = __stop___jump_table;
 	struct jump_entry *entry;
@@ -237,10 +240,7 @@ static void static_key_disable_cpuslocked(struct static_key *key)
 		pokelab_hooks.disable_before_lock(key);
 
 	jump_label_lock();
-	/* userspace: the replay switch restores the boolean test 224fa3552029 fixed */
-	if (unlikely(pokelab_bugs.disable_cmpxchg_bool_224fa3552029) ?
-	    atomic_cmpxchg(&key->enabled, 1, 0) != 0 :
-	    atomic_cmpxchg(&key->enabled, 1, 0) == 1)
+	if (atomic_cmpxchg(&key->enabled, 1, 0) == 1)
 		jump_label_update(key);
 	jump_label_unlock();
 }
@@ -248,6 +248,9 @@ static void static_key_disable_cpuslocked(struct static_key *key)
 void static_key_disable(struct static_key *key)
 {
 	static_key_check_ro(key);
+	/* userspace: bug replay, the boolean test of before 224fa3552029 */
+	if (unlikely(pokelab_bugs.disable_cmpxchg_bool_224fa3552029))
+		return static_key_disable_cpuslocked_pre_224fa3552029(key);
 	static_key_disable_cpuslocked(key);
 }
 
@@ -273,38 +276,10 @@ static bool static_key_dec_not_one(struct static_key *key)
 	return true;
 }
 
-/*
- * userspace: static_key_slow_try_dec() of before 83ab38ef0a0b, kept only for
- * the replay switch: fetch_add_unless() lets 0 and -1 be decremented.
- */
-static bool static_key_slow_try_dec_pre_83ab38ef0a0b(struct static_key *key)
-{
-	int val;
-
-	val = atomic_fetch_add_unless(&key->enabled, -1, 1);
-	if (val == 1)
-		return false;
-	WARN_ON(val < 0);
-	return true;
-}
-
 /* Port of __static_key_slow_dec_cpuslocked(), kernel/jump_label.c (after 83ab38ef0a0b) */
 static void __static_key_slow_dec_cpuslocked(struct static_key *key)
 {
 	int val;
-
-	if (unlikely(pokelab_bugs.slow_dec_try_dec_83ab38ef0a0b)) {
-		/* userspace: the code of before 83ab38ef0a0b, for the replay */
-		if (static_key_slow_try_dec_pre_83ab38ef0a0b(key))
-			return;
-		if (unlikely(pokelab_hooks.slow_dec_before_lock))
-			pokelab_hooks.slow_dec_before_lock(key);
-		jump_label_lock();
-		if (atomic_dec_and_test(&key->enabled))
-			jump_label_update(key);
-		jump_label_unlock();
-		return;
-	}
 
 	if (static_key_dec_not_one(key))
 		return;
@@ -334,6 +309,9 @@ static void __static_key_slow_dec_cpuslocked(struct static_key *key)
 void static_key_slow_dec(struct static_key *key)
 {
 	static_key_check_ro(key);
+	/* userspace: bug replay, the fast path of before 83ab38ef0a0b */
+	if (unlikely(pokelab_bugs.slow_dec_try_dec_83ab38ef0a0b))
+		return __static_key_slow_dec_cpuslocked_pre_83ab38ef0a0b(key);
 	__static_key_slow_dec_cpuslocked(key);
 }
 

@@ -19,6 +19,7 @@
 #include <asm/sync_core.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/busted.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/torture.h>
 #include <kernel_shim/xmc.h>
@@ -39,15 +40,6 @@ static DEFINE_PER_CPU(unsigned long, ct_work_flushed);
 /* userspace: osnoise-style accounting of the deferred flushes (total and longest, ns) */
 static DEFINE_PER_CPU(unsigned long, ct_work_flush_ns);
 static DEFINE_PER_CPU(unsigned long, ct_work_flush_max_ns);
-
-/* CLOCK_MONOTONIC in ns (vDSO, not patched text; async-signal-safe). */
-static __always_inline unsigned long ct_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
-}
 
 /* Port of arch_context_tracking_work(), arch/x86/include/asm/context_tracking_work.h (v7) */
 noinstr void arch_context_tracking_work(enum ct_work work)
@@ -71,10 +63,10 @@ static noinstr void ct_work_flush(unsigned long seq)
 
 		if (!(seq & (1UL << bit)))
 			continue;
-		t0 = ct_clock_ns();
+		t0 = kshim::clockNs();
 		arch_context_tracking_work((enum ct_work)(1 << bit));
 		/* userspace: counted and timed for pokelab's reports (this CPU, IRQs off) */
-		dt = ct_clock_ns() - t0;
+		dt = kshim::clockNs() - t0;
 		this_cpu_inc(ct_work_flushed);
 		this_cpu_add(ct_work_flush_ns, dt);
 		if (dt > this_cpu_read(ct_work_flush_max_ns))

@@ -29,6 +29,7 @@
 
 #include <asm/processor.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
 #include <linux/entry-common.h>
@@ -42,14 +43,6 @@ namespace {
 
 DEFINE_PER_CPU(bool, in_user_mode);
 DEFINE_PER_CPU(bool, irq_from_user);
-
-u64 nowNs()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 } /* namespace */
 
@@ -174,7 +167,7 @@ UserLoopStats ctUserLoop(const UserLoopConfig &cfg)
 {
 	UserLoopStats st;
 	volatile unsigned long work = 0;
-	u64 next = cfg.syscallPeriodNs ? nowNs() + cfg.syscallPeriodNs : ~0ull;
+	u64 next = cfg.syscallPeriodNs ? kshim::clockNs() + cfg.syscallPeriodNs : ~0ull;
 
 	ctReturnToUser();
 
@@ -183,10 +176,10 @@ UserLoopStats ctUserLoop(const UserLoopConfig &cfg)
 		for (int i = 0; i < 64; i++)
 			work = work + i;
 		st.iterations++;
-		if ((st.iterations & 63) == 0 && nowNs() >= next) {
+		if ((st.iterations & 63) == 0 && kshim::clockNs() >= next) {
 			ctSyscall(cfg.syscallBody, cfg.arg);
 			st.syscalls++;
-			next = nowNs() + cfg.syscallPeriodNs;
+			next = kshim::clockNs() + cfg.syscallPeriodNs;
 		}
 	}
 
@@ -202,7 +195,7 @@ static void ctIdle(const std::atomic<bool> *until, u64 deadline)
 	ct_idle_enter();
 	/* sti; hlt: interrupts are taken while idle */
 	local_irq_enable();
-	while (until ? !until->load(std::memory_order_relaxed) : nowNs() < deadline)
+	while (until ? !until->load(std::memory_order_relaxed) : kshim::clockNs() < deadline)
 		cpu_relax();
 	local_irq_disable();
 	ct_idle_exit();
@@ -218,7 +211,7 @@ void ctIdleUntil(const std::atomic<bool> *until)
 
 void ctIdleFor(u64 ns)
 {
-	ctIdle(nullptr, nowNs() + ns);
+	ctIdle(nullptr, kshim::clockNs() + ns);
 }
 
 } /* namespace pokelab */

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <linux/bug.h>
 #include <linux/smp.h>
 
@@ -92,14 +93,6 @@ kshim::BootParamRegistrar panicOnIpistallParam({
 	"panic_on_ipistall[=MS]: abort on a stuck CSD lock (first report, or stuck MS ms)",
 });
 
-u64 monoNs()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* "%pS(%ps)" of the function: "name+0xoff/0xsize", or the raw address. */
 std::string symbolOf(const void *addr)
 {
@@ -126,7 +119,7 @@ std::string symbolOf(const void *addr)
 
 u64 csd_lock_wait_now_ns(void)
 {
-	return monoNs();
+	return kshim::clockNs();
 }
 
 /*
@@ -147,7 +140,7 @@ bool csd_lock_wait_toolong(call_single_data_t *csd, u64 ts0, u64 *ts1, int *bug_
 		return true;
 	}
 
-	ts2 = monoNs();
+	ts2 = kshim::clockNs();
 	ts_delta = ts2 - *ts1;
 	/* userspace: one report per stuck lock; the kernel repeats with back-off */
 	if (likely(*nmessages || ts_delta <= csd_lock_timeout * 1000000ULL))

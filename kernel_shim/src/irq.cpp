@@ -20,12 +20,13 @@
 #include <ctime>
 #include <string>
 
+#include <kernel_shim/clock.h>
+#include <kernel_shim/torture.h>
+#include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/entry-common.h>
 #include <linux/irqflags.h>
 #include <linux/smp.h>
-#include <kernel_shim/torture.h>
-#include <kernel_shim/xmc.h>
 
 #define KSHIM_PRIVATE
 #include "internal.h"
@@ -62,20 +63,11 @@ int ipiSignal() noexcept
 	return SIGRTMIN + 1;
 }
 
-/* CLOCK_MONOTONIC in ns (vDSO; async-signal-safe). */
-static unsigned long irqClockNs() noexcept
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
-}
-
 void handleIpi(CpuState &c) noexcept
 {
 	irqentry_state_t state;
 	/* userspace: osnoise-style accounting of the time this interrupt takes */
-	unsigned long t0 = irqClockNs(), dt;
+	unsigned long t0 = kshim::clockNs(), dt;
 
 	/* Interrupt handlers run with interrupts off, as on x86. */
 	c.irqDisabled.store(1, std::memory_order_relaxed);
@@ -89,7 +81,7 @@ void handleIpi(CpuState &c) noexcept
 	irqentry_exit(NULL, state);
 	std::atomic_signal_fence(std::memory_order_seq_cst);
 	/* Only this CPU (task or handler, IRQs off) writes these: plain RMWs suffice. */
-	dt = irqClockNs() - t0;
+	dt = kshim::clockNs() - t0;
 	c.irqHandled.store(c.irqHandled.load(std::memory_order_relaxed) + 1,
 			   std::memory_order_relaxed);
 	c.irqNs.store(c.irqNs.load(std::memory_order_relaxed) + dt, std::memory_order_relaxed);

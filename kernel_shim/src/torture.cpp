@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <asm/processor.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/torture.h>
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
@@ -28,14 +29,6 @@ unsigned long counts[(int)TortureDelay::Nr];
 
 /* The stream of delays: stream 1 of every CPU (stream 0 is the torture's decisions). */
 constexpr unsigned int kDelayStream = 1;
-
-u64 clockNs() noexcept
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 } /* namespace */
 

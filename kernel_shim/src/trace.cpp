@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/trace.h>
 #include <linux/bug.h>
 #include <linux/preempt.h>
@@ -183,7 +184,6 @@ void traceRecord(TraceType type, int target, unsigned long callsite, unsigned lo
 	int cpu = tlsCpu;
 	TraceRing *r;
 	unsigned long slot, depth;
-	struct timespec ts;
 
 	/* Pairs with the release in traceStart(): the rings and traceNrCpus are set up. */
 	if (cpu < 0 || !traceOn.load(std::memory_order_acquire) ||
@@ -198,12 +198,10 @@ void traceRecord(TraceType type, int target, unsigned long callsite, unsigned lo
 
 	if (!tlsTid)
 		tlsTid = (u32)syscall(SYS_gettid);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-
 	CpuState &c = cpuState(cpu);
 	TraceEvent &e = r->ev[slot];
 
-	e.ts = (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+	e.ts = clockNs();
 	e.pid = tlsTid;
 	e.cpu = (u16)cpu;
 	e.type = type;

@@ -36,6 +36,7 @@
 
 #include <asm/sections.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/disasm.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
@@ -880,18 +881,16 @@ void xmcDeathNote() noexcept
 {
 	static const char msg[] =
 		"xmc: before this crash, the cross-modifying-code model had reported:\n";
-	struct timespec t0, t;
+	u64 t0 = clockNs();
 	size_t n;
 	ssize_t r;
 
 	/* A crash may race the check of the very write that caused it: give it 200 ms. */
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		n = __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE);
 		if (n || !__atomic_load_n(&busy, __ATOMIC_ACQUIRE))
 			break;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000000000l + (t.tv_nsec - t0.tv_nsec) < 200000000l);
+	} while (clockNs() - t0 < 200000000ull);
 	n = __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE);
 	if (!n)
 		return;

@@ -26,6 +26,7 @@
 #include <linux/smp.h>
 #include <pokelab/alt_sites.h>
 #include <pokelab/alt_test.h>
+#include <pokelab/alt_text.h>
 
 #include "booted.h"
 

@@ -10,7 +10,7 @@
 
 #include <numeric>
 
-#include <demo/bpf_stats.h>
+#include <workloads/bpf_stats.h>
 
 #include "booted.h"
 

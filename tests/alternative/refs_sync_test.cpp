@@ -8,7 +8,7 @@
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
 
-#include <demo/bpf_stats.h>
+#include <workloads/bpf_stats.h>
 #include <kernel_shim/boot.h>
 #include <pokelab/text_poke_stats.h>
 

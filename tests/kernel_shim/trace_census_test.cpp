@@ -22,8 +22,8 @@
 #include <linux/smp.h>
 
 #include "booted.h"
-#include "demo/bpf_stats.h"
-#include "trace_output.h"
+#include <workloads/bpf_stats.h>
+#include <kernel_shim/trace_output.h>
 
 std::atomic<unsigned long> traceTestRemoteB{0};
 
@@ -162,21 +162,21 @@ protected:
 
 TEST_F(TraceCensusTest, CensusPipelinesMatchTheMachineCounters)
 {
-	pokelab::TraceFilter all;
+	kshim::TraceFilter all;
 	std::string file = tempPath("census.txt"), err;
 
 	remoteA = 0;
 	traceTestRemoteB = 0;
-	pokelab::TraceCounters before = pokelab::readTraceCounters();
+	kshim::TraceCounters before = kshim::readTraceCounters();
 	kshim::traceStart();
 	workload(40);
 	kshim::traceStop();
-	pokelab::TraceCounters c = pokelab::readTraceCounters() - before;
+	kshim::TraceCounters c = kshim::readTraceCounters() - before;
 	kshim::TraceSnapshot s = kshim::traceSnapshot();
 
 	for (const kshim::TraceCpu &tc : s.cpus)
 		ASSERT_EQ(tc.dropped, 0UL) << "CPU " << tc.cpu;
-	ASSERT_TRUE(pokelab::writeFileAtomic(file, pokelab::formatTraceText(s, all), &err)) << err;
+	ASSERT_TRUE(kshim::writeFileAtomic(file, kshim::formatTraceText(s, all), &err)) << err;
 	EXPECT_NE(access((file + ".tmp").c_str(), F_OK), 0) << "the .tmp file was left behind";
 
 	/* The machine's counters are what the census is checked against. */
@@ -207,16 +207,16 @@ TEST_F(TraceCensusTest, CensusPipelinesMatchTheMachineCounters)
 
 TEST_F(TraceCensusTest, CensusCheckerFiresOnALostEvent)
 {
-	pokelab::TraceFilter all;
+	kshim::TraceFilter all;
 	std::string file = tempPath("broken.txt"), err;
 
 	remoteA = 0;
 	traceTestRemoteB = 0;
-	pokelab::TraceCounters before = pokelab::readTraceCounters();
+	kshim::TraceCounters before = kshim::readTraceCounters();
 	kshim::traceStart();
 	workload(5);
 	kshim::traceStop();
-	pokelab::TraceCounters c = pokelab::readTraceCounters() - before;
+	kshim::TraceCounters c = kshim::readTraceCounters() - before;
 	kshim::TraceSnapshot s = kshim::traceSnapshot();
 	std::map<std::string, unsigned long> csds = {
 		{"func=censusFuncA", remoteA.load()},
@@ -237,7 +237,7 @@ TEST_F(TraceCensusTest, CensusCheckerFiresOnALostEvent)
 		}
 	}
 	ASSERT_TRUE(lostCsd && lostIpi);
-	ASSERT_TRUE(pokelab::writeFileAtomic(file, pokelab::formatTraceText(s, all), &err)) << err;
+	ASSERT_TRUE(kshim::writeFileAtomic(file, kshim::formatTraceText(s, all), &err)) << err;
 	std::string diff = censusMismatch(file, c.ipiSendCpu + c.ipiSendCpumask, csds);
 	EXPECT_NE(diff.find("IPI census differs"), std::string::npos) << diff;
 	EXPECT_NE(diff.find("CSD census differs"), std::string::npos) << diff;
@@ -246,21 +246,21 @@ TEST_F(TraceCensusTest, CensusCheckerFiresOnALostEvent)
 
 TEST_F(TraceCensusTest, DemoRunnerCensusMatchesCounters)
 {
-	pokelab::TraceFilter all;
+	kshim::TraceFilter all;
 	pokelab::BpfStatsConfig cfg;
 	std::string file = tempPath("demo.txt"), err;
 
 	cfg.flips = 2;
-	pokelab::TraceCounters before = pokelab::readTraceCounters();
+	kshim::TraceCounters before = kshim::readTraceCounters();
 	kshim::traceStart();
 	pokelab::BpfStatsResult r = pokelab::runBpfStats(cfg);
 	kshim::traceStop();
-	pokelab::TraceCounters c = pokelab::readTraceCounters() - before;
+	kshim::TraceCounters c = kshim::readTraceCounters() - before;
 	kshim::TraceSnapshot s = kshim::traceSnapshot();
 
 	ASSERT_TRUE(r.ok());
 	ASSERT_GT(c.csdQueued, 0UL);
-	ASSERT_TRUE(pokelab::writeFileAtomic(file, pokelab::formatTraceText(s, all), &err)) << err;
+	ASSERT_TRUE(kshim::writeFileAtomic(file, kshim::formatTraceText(s, all), &err)) << err;
 	/* text_poke's sync rounds: every CSD is do_sync_core */
 	EXPECT_EQ(censusMismatch(file, c.ipiSendCpu + c.ipiSendCpumask,
 				 {{"func=do_sync_core", c.csdQueued}}), "");
@@ -337,19 +337,19 @@ unsigned int filterViolations(const std::string &text, const struct cpumask *cpu
 
 TEST_F(TraceCensusTest, TraceCpusKeepsOnlyEventsAimedAtTheList)
 {
-	pokelab::TraceFilter f, all;
+	kshim::TraceFilter f, all;
 	std::string err;
 	static int sender0 = 0;
 	unsigned int last = nr_cpu_ids - 1;
 
-	ASSERT_TRUE(pokelab::parseTraceCpus(fmt::format("{}", last), nr_cpu_ids, &f, &err)) << err;
+	ASSERT_TRUE(kshim::parseTraceCpus(fmt::format("{}", last), nr_cpu_ids, &f, &err)) << err;
 	kshim::traceStart();
 	for (int i = 0; i < 10; i++)
 		on_each_cpu(censusFuncA, &sender0, 1);
 	kshim::traceStop();
 	kshim::TraceSnapshot s = kshim::traceSnapshot();
-	std::string text = pokelab::formatTraceText(s, f);
-	std::string full = pokelab::formatTraceText(s, all);
+	std::string text = kshim::formatTraceText(s, f);
+	std::string full = kshim::formatTraceText(s, all);
 
 	EXPECT_EQ(filterViolations(text, &f.cpus), 0U) << text;
 	/* broken variant: the unfiltered trace violates the filter */
@@ -373,11 +373,11 @@ TEST_F(TraceCensusTest, TraceCpusKeepsOnlyEventsAimedAtTheList)
 	}
 
 	/* bad lists are refused with one line naming the value */
-	EXPECT_FALSE(pokelab::parseTraceCpus("3-1", nr_cpu_ids, &f, &err));
+	EXPECT_FALSE(kshim::parseTraceCpus("3-1", nr_cpu_ids, &f, &err));
 	EXPECT_NE(err.find("'3-1'"), std::string::npos) << err;
-	EXPECT_FALSE(pokelab::parseTraceCpus("", nr_cpu_ids, &f, &err));
-	EXPECT_FALSE(pokelab::parseTraceCpus(fmt::format("{}", nr_cpu_ids), nr_cpu_ids, &f, &err));
-	EXPECT_FALSE(pokelab::parseTraceCpus("abc", 0, &f, &err));
+	EXPECT_FALSE(kshim::parseTraceCpus("", nr_cpu_ids, &f, &err));
+	EXPECT_FALSE(kshim::parseTraceCpus(fmt::format("{}", nr_cpu_ids), nr_cpu_ids, &f, &err));
+	EXPECT_FALSE(kshim::parseTraceCpus("abc", 0, &f, &err));
 	EXPECT_EQ(err.find('\n'), std::string::npos);
 }
 

@@ -18,7 +18,7 @@
 #include <linux/smp.h>
 
 #include "booted.h"
-#include "trace_output.h"
+#include <kernel_shim/trace_output.h>
 
 namespace {
 
@@ -92,7 +92,7 @@ std::string jsonProblems(const json &doc, unsigned int nrCpus, size_t wantFlows)
 
 TEST_F(TraceJsonTest, OneTrackPerCpuAndEveryFlowEnds)
 {
-	pokelab::TraceFilter all;
+	kshim::TraceFilter all;
 	static int dummy;
 	const unsigned int rounds = 20;
 
@@ -104,7 +104,7 @@ TEST_F(TraceJsonTest, OneTrackPerCpuAndEveryFlowEnds)
 	for (const kshim::TraceCpu &tc : s.cpus)
 		ASSERT_EQ(tc.dropped, 0UL);
 
-	json doc = json::parse(pokelab::formatTraceJson(s, all));
+	json doc = json::parse(kshim::formatTraceJson(s, all));
 	size_t remote = rounds * (nr_cpu_ids - 1);
 
 	EXPECT_EQ(jsonProblems(doc, nr_cpu_ids, remote), "");
@@ -149,17 +149,17 @@ TEST_F(TraceJsonTest, OneTrackPerCpuAndEveryFlowEnds)
 
 TEST_F(TraceJsonTest, FilteredJsonKeepsTracksAndOnlyFlowsToTheList)
 {
-	pokelab::TraceFilter f;
+	kshim::TraceFilter f;
 	std::string err;
 	static int dummy;
 
-	ASSERT_TRUE(pokelab::parseTraceCpus("1", nr_cpu_ids, &f, &err)) << err;
+	ASSERT_TRUE(kshim::parseTraceCpus("1", nr_cpu_ids, &f, &err)) << err;
 	kshim::traceStart();
 	for (int i = 0; i < 5; i++)
 		on_each_cpu(jsonFunc, &dummy, 1);
 	kshim::traceStop();
 
-	json doc = json::parse(pokelab::formatTraceJson(kshim::traceSnapshot(), f));
+	json doc = json::parse(kshim::formatTraceJson(kshim::traceSnapshot(), f));
 
 	EXPECT_EQ(jsonProblems(doc, nr_cpu_ids, 5), "");
 	for (const json &e : doc["traceEvents"]) {

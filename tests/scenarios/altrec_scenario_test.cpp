@@ -13,8 +13,8 @@
 
 #include <asm/sync_core.h>
 #include <linux/jump_label.h>
-#include <scenarios/alt_pass.h>
-#include <scenarios/bpf_recursion.h>
+#include <workloads/alt_pass.h>
+#include <workloads/bpf_recursion.h>
 
 #include "booted.h"
 

@@ -10,8 +10,8 @@
 
 #include <pokelab/text_poke_stats.h>
 
-#include "demo/bpf_stats.h"
-#include "demo/refs_compare.h"
+#include <workloads/bpf_stats.h>
+#include <workloads/refs_compare.h>
 
 namespace pokelab {
 namespace {

@@ -47,9 +47,6 @@ struct Stat {
 };
 Stat stat(const std::vector<double> &v);
 
-/* CLOCK_MONOTONIC in ns. */
-unsigned long long nowNs();
-
 /*
  * Adds "bench NAME [--iters N] [--rounds N] [--cpus N] [BOOT-PARAM ...]" to
  * @app. After app.parse(), benchParsed() says whether it was chosen and

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <linux/atomic.h>
 #include <linux/smp.h>
@@ -74,11 +75,11 @@ void rawRound(unsigned int last)
 template<typename Fn>
 double timeRounds(unsigned int rounds, Fn fn)
 {
-	unsigned long long t0 = nowNs();
+	u64 t0 = kshim::clockNs();
 
 	for (unsigned int i = 0; i < rounds; i++)
 		fn();
-	return (double)(nowNs() - t0) / rounds;
+	return (double)(kshim::clockNs() - t0) / rounds;
 }
 
 void runPair(const char *what, const BenchOptions &o, std::function<void()> shim,
@@ -90,7 +91,7 @@ void runPair(const char *what, const BenchOptions &o, std::function<void()> shim
 	timeRounds(o.rounds / 10 + 1, shim);
 	timeRounds(o.rounds / 10 + 1, raw);
 	for (unsigned int it = 0; it < o.iters; it++) {
-		unsigned long long t0 = nowNs();
+		u64 t0 = kshim::clockNs();
 		double ns = 0, nr = 0;
 
 		/* Alternate halves so that drift hits both sides alike. */
@@ -104,7 +105,7 @@ void runPair(const char *what, const BenchOptions &o, std::function<void()> shim
 		r.push_back(nr / 1000);
 		ratio.push_back(ns / nr);
 		fmt::print("Iter {:3} ({:8.3f}ms): {} shim {:8.3f}us/round, raw {:8.3f}us/round, "
-			   "ratio {:6.3f}\n", it, (nowNs() - t0) / 1e6, what, ns / 1000, nr / 1000,
+			   "ratio {:6.3f}\n", it, (kshim::clockNs() - t0) / 1e6, what, ns / 1000, nr / 1000,
 			   ns / nr);
 	}
 	Stat ss = stat(s), sr = stat(r), sq = stat(ratio);

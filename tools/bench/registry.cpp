@@ -8,7 +8,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <kernel_shim/clock.h>
+
 #include "bench.h"
+#include "command.h"
 
 namespace pokelab::bench {
 
@@ -50,14 +53,6 @@ Stat stat(const std::vector<double> &v)
 	return {mean, v.size() > 1 ? std::sqrt(sq / (v.size() - 1)) : 0};
 }
 
-unsigned long long nowNs()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 void addBenchSubcommand(CLI::App &app)
 {
 	std::vector<std::string> names;
@@ -93,5 +88,11 @@ int runSelectedBench()
 			return b.run(options);
 	return 2;
 }
+
+namespace {
+
+const CommandRegistrar benchCommand({30, addBenchSubcommand, benchParsed, runSelectedBench});
+
+} /* namespace */
 
 } /* namespace pokelab::bench */

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <asm/sync_core.h>
+#include <kernel_shim/clock.h>
 
 #include "bench.h"
 
@@ -17,11 +18,11 @@ namespace {
 template<typename Fn>
 double nsPerCall(unsigned int rounds, Fn fn)
 {
-	unsigned long long t0 = nowNs();
+	u64 t0 = kshim::clockNs();
 
 	for (unsigned int i = 0; i < rounds; i++)
 		fn();
-	return (double)(nowNs() - t0) / rounds;
+	return (double)(kshim::clockNs() - t0) / rounds;
 }
 
 int benchSyncCore(const BenchOptions &o)

@@ -17,9 +17,10 @@
 
 #include <asm/sync_core.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/xmc.h>
 
-#include "alt_pass.h"
+#include <workloads/alt_pass.h>
 #include "scenario.h"
 
 namespace pokelab::scenario {
@@ -28,14 +29,6 @@ namespace {
 
 unsigned int optRepeats = 9;
 unsigned long optSites;		/* 0: every generated site */
-
-u64 nowNs()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 double medianUs(std::vector<u64> v)
 {
@@ -106,11 +99,11 @@ int runAlternatives(const Common &common, unsigned int repeats)
 		}
 		{
 			constexpr unsigned int calls = 2000;
-			u64 t0 = nowNs();
+			u64 t0 = kshim::clockNs();
 
 			for (unsigned int k = 0; k < calls; k++)
 				f.fn();
-			r.aloneNs = (double)(nowNs() - t0) / calls;
+			r.aloneNs = (double)(kshim::clockNs() - t0) / calls;
 		}
 		r.perSiteUs = medianUs(perSite);
 		r.batchedUs = medianUs(batched);

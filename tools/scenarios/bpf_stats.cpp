@@ -9,8 +9,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "demo/bpf_stats.h"
-#include "demo/refs_compare.h"
+#include <workloads/bpf_stats.h>
+#include <workloads/refs_compare.h>
 #include "scenario.h"
 
 namespace pokelab::scenario {

@@ -30,7 +30,6 @@
  * do_sync_core CSDs is exactly 0. The TLB-flush IPIs, which the series does
  * not defer, come at any time.
  */
-#include <sys/mman.h>
 
 #include <atomic>
 #include <cerrno>
@@ -49,84 +48,31 @@
 #include <fmt/format.h>
 
 #include <asm/barrier.h>
+#include <asm/tlbflush.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
+#include <linux/execmem.h>
 #include <linux/mutex.h>
 #include <linux/smp.h>
 #include <linux/threads.h>
 #include <pokelab/ct_entry.h>
 #include <pokelab/text_poke_stats.h>
 
-#include "demo/bpf_prog.h"
-#include "trace_output.h"
+#include <workloads/bpf_prog.h>
+#include <kernel_shim/trace_output.h>
+#include "isolation.h"
 #include "scenario.h"
-
-extern "C" char __executable_start[];
-
-/*
- * The kernel-range TLB-flush IPI callbacks (arch/x86/mm/tlb.c). C linkage so
- * that the trace prints them under their kernel names.
- *
- * userspace: there is no kernel TLB to flush; the host kernel already shot
- * down its own TLB entries in the mprotect()/munmap() that made the IPI
- * necessary. The callbacks count, so the IPI and its handler are real and
- * only the flush instruction itself is missing.
- */
-struct flush_tlb_info {
-	unsigned long start;
-	unsigned long end;
-};
-
-static std::atomic<unsigned long> tlbFlushAllRuns[NR_CPUS];
-static std::atomic<unsigned long> tlbRangeFlushRuns[NR_CPUS];
-
-/* Port of do_flush_tlb_all(), arch/x86/mm/tlb.c (the count stands in for __flush_tlb_all()) */
-extern "C" void do_flush_tlb_all(void *info)
-{
-	(void)info;
-	tlbFlushAllRuns[smp_processor_id()].fetch_add(1, std::memory_order_relaxed);
-}
-
-/* Port of do_kernel_range_flush(), arch/x86/mm/tlb.c (counted, see above) */
-extern "C" void do_kernel_range_flush(void *info)
-{
-	struct flush_tlb_info *f = (struct flush_tlb_info *)info;
-
-	/* userspace: one flush_tlb_one_kernel() per page, counted once per call */
-	BUG_ON(f->end <= f->start);
-	tlbRangeFlushRuns[smp_processor_id()].fetch_add(1, std::memory_order_relaxed);
-}
 
 namespace pokelab::scenario {
 
 namespace {
-
-/* arch/x86/mm/tlb.c: ranges above this many pages flush everything. */
-constexpr unsigned long tlb_single_page_flush_ceiling = 33;
-constexpr unsigned long kPage = 4096;
-
-/* Port of flush_tlb_all(), arch/x86/mm/tlb.c */
-void flush_tlb_all(void)
-{
-	on_each_cpu(do_flush_tlb_all, NULL, 1);
-}
-
-/* Port of flush_tlb_kernel_range(), arch/x86/mm/tlb.c (no INVLPGB, no lazy-TLB filtering) */
-void flush_tlb_kernel_range(unsigned long start, unsigned long end)
-{
-	struct flush_tlb_info info = {start, end};
-
-	if ((end - start) >> 12 > tlb_single_page_flush_ceiling)
-		on_each_cpu(do_flush_tlb_all, NULL, 1);
-	else
-		on_each_cpu(do_kernel_range_flush, &info, 1);
-}
 
 /* Options (file-scope: the runner is a plain function pointer). */
 struct Opts {
@@ -138,65 +84,6 @@ struct Opts {
 	std::string traceDir;		/* keep the filtered traces here */
 	std::string defer = "v7";	/* the policy compared with off */
 } opts;
-
-/* --------------------------------------------------------------------- */
-/* Module text near the executable (the s32 rel_addr of a batch fits).     */
-
-unsigned long modCursor;
-
-/*
- * execmem_alloc() stand-in: one RW page within 1 GiB of the executable
- * (MAP_FIXED_NOREPLACE), in a window that starts 512 MiB from it: below a
- * PIE's text, above a non-PIE's (at 0x400000, with its brk heap right after
- * it). Returns NULL if no page there is free.
- */
-void *module_text_alloc(void)
-{
-	unsigned long base = (unsigned long)__executable_start & ~((1ul << 21) - 1);
-	bool below = base > (2ul << 30);
-	unsigned long lo = below ? base - (1ul << 30) : base + (512ul << 20);
-	unsigned long hi = below ? base - (512ul << 20) : base + (1ul << 30);
-
-	if (!modCursor)
-		modCursor = lo;
-	for (unsigned int tries = 0; tries < 4096; tries++) {
-		unsigned long hint = modCursor;
-		void *p;
-
-		modCursor += 16 * kPage;
-		if (modCursor >= hi)
-			modCursor = lo;
-		p = mmap((void *)hint, kPage, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (p == MAP_FAILED)
-			continue;
-		if (p != (void *)hint) {	/* a kernel without MAP_FIXED_NOREPLACE */
-			munmap(p, kPage);
-			continue;
-		}
-		/* Nothing runs it until the module (or program) goes live. */
-		kshim::xmcTextHidden(p, kPage);
-		return p;
-	}
-	return NULL;
-}
-
-/* vfree() of module text: unmap, then the lazy purge's kernel-range flush. */
-void module_text_free(void *p)
-{
-	if (!p)
-		return;
-	BUG_ON(munmap(p, kPage));
-	flush_tlb_kernel_range((unsigned long)p, (unsigned long)p + kPage);
-}
-
-/* set_memory_rox(): read-only + executable, then the cpa flush on every CPU. */
-void set_memory_rox(void *p)
-{
-	BUG_ON(mprotect(p, kPage, PROT_READ | PROT_EXEC));
-	/* userspace: cpa_flush() uses __cpa_flush_tlb for a few pages; see docs */
-	flush_tlb_all();
-}
 
 /* "mov eax, imm32; ret", int3-padded as the BPF JIT pads: 16 bytes. */
 void gen_ret_imm(u8 *buf, u32 imm)
@@ -224,17 +111,6 @@ struct alignas(64) HkState {
 	std::atomic<unsigned long> received{0};
 };
 
-struct Counts {
-	unsigned long flips = 0, moduleLoads = 0, jits = 0, badRuns = 0, allocFail = 0;
-};
-
-u64 nowNs()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 void sleepMs(unsigned int ms)
 {
@@ -255,7 +131,7 @@ void isolatedLoop(IsoState *st, u64 periodNs)
 {
 	volatile unsigned long work = 0;
 	unsigned long iters = 0, syscalls = 0;
-	u64 next = nowNs() + periodNs;
+	u64 next = kshim::clockNs() + periodNs;
 
 	pokelab::ctReturnToUser();
 	while (!stopLoad.load(std::memory_order_relaxed)) {
@@ -271,10 +147,10 @@ void isolatedLoop(IsoState *st, u64 periodNs)
 				st->ack.store(seq, std::memory_order_release);
 			continue;
 		}
-		if (nowNs() >= next) {
+		if (kshim::clockNs() >= next) {
 			pokelab::ctSyscall(isoSyscallBody, nullptr);
 			syscalls++;
-			next = nowNs() + periodNs;
+			next = kshim::clockNs() + periodNs;
 		}
 	}
 	pokelab::ctEnterKernelForGood();
@@ -319,7 +195,7 @@ void windowClose(void)
 	smp_store_release(&windowSeq, READ_ONCE(windowSeq) + 1);
 }
 
-void opFlip(const struct cpumask *nohz, std::vector<IsoState> &iso, Counts &c)
+void opFlip(const struct cpumask *nohz, std::vector<IsoState> &iso, IsolationOps &c)
 {
 	windowOpen(nohz, iso);
 	pokelab::bpf_stats_handler_write((int)(c.flips % 2 == 0));
@@ -327,11 +203,11 @@ void opFlip(const struct cpumask *nohz, std::vector<IsoState> &iso, Counts &c)
 	c.flips++;
 }
 
-void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Counts &c)
+void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, IsolationOps &c)
 {
 	u8 code[16];
 	u32 reloc = 0x5eed0000u + (u32)(c.moduleLoads & 0xffff);
-	void *text = module_text_alloc();
+	void *text = execmem_alloc(EXECMEM_MODULE_TEXT, 4096);
 
 	if (!text) {
 		c.allocFail++;
@@ -340,7 +216,7 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Counts
 	/* Unformed module: the loader copies its sections in. */
 	gen_ret_imm(code, 0);
 	memcpy(text, code, sizeof(code));
-	set_memory_rox(text);	/* module_enable_rox() */
+	set_memory_rox((unsigned long)text, 1);	/* module_enable_rox() */
 
 	/* write_relocate_add() on the live module: text_poke() + deferrable sync. */
 	windowOpen(nohz, iso);
@@ -350,19 +226,19 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Counts
 	mutex_unlock(&text_mutex);
 	windowClose();
 	/* MODULE_STATE_LIVE: its code may run anywhere from now on. */
-	kshim::xmcTextPublish(text, kPage);
+	kshim::xmcTextPublish(text, 4096);
 
 	if (((u32(*)(void))text)() != reloc)
 		c.badRuns++;
-	module_text_free(text);	/* unload */
+	execmem_free(text);	/* unload */
 	c.moduleLoads++;
 }
 
-void opJit(void **prev, Counts &c)
+void opJit(void **prev, IsolationOps &c)
 {
 	u8 code[16];
 	u32 imm = 0xb9f00000u + (u32)(c.jits & 0xffff);
-	void *image = module_text_alloc();
+	void *image = execmem_alloc(EXECMEM_BPF, 4096);
 
 	if (!image) {
 		c.allocFail++;
@@ -373,42 +249,18 @@ void opJit(void **prev, Counts &c)
 	mutex_lock(&text_mutex);
 	text_poke(image, code, sizeof(code));
 	mutex_unlock(&text_mutex);
-	set_memory_rox(image);
-	kshim::xmcTextPublish(image, kPage);	/* the program is attached: it may run */
+	set_memory_rox((unsigned long)image, 1);
+	kshim::xmcTextPublish(image, 4096);	/* the program is attached: it may run */
 	if (((u32(*)(void))image)() != imm)
 		c.badRuns++;
 	/* The program it replaces is freed. */
-	module_text_free(*prev);
+	execmem_free(*prev);
 	*prev = image;
 	c.jits++;
 }
 
 /* --------------------------------------------------------------------- */
 /* One variant: boot, load, trace, census.                                 */
-
-struct IsoCpu {
-	int cpu = 0;
-	unsigned long ipis = 0, ipiNs = 0, ipiMaxNs = 0;
-	unsigned long flushes = 0, flushNs = 0, flushMaxNs = 0;
-	unsigned long syscalls = 0, iterations = 0;
-};
-
-struct VariantResult {
-	std::string policy;
-	bool ok = false;		/* booted and ran */
-	std::string machine;
-	std::map<std::string, unsigned long> csd;	/* func -> count, from the pipeline */
-	std::map<std::string, unsigned long> ipi;	/* callback -> count, from the pipeline */
-	std::string csdRaw, ipiRaw;
-	unsigned long csdEvents = 0, ipiEvents = 0;	/* counted in the snapshot, same filter */
-	unsigned long dropped = 0, violations = 0;
-	std::string xmcVerdict;		/* the cross-modifying-code model's, over the load */
-	unsigned long syncRounds = 0;	/* text-patching sync rounds over the load */
-	std::vector<std::string> violationLines;
-	Counts ops;
-	unsigned long messages = 0;
-	std::vector<IsoCpu> iso;
-};
 
 /* Run @pipeline through /bin/sh; "N name" lines into @out, raw text into @raw. */
 bool runPipeline(const std::string &pipeline, std::map<std::string, unsigned long> *out,
@@ -459,13 +311,13 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	std::vector<IsoState> iso(n);
 	std::vector<HkState> hk(n);
 	std::vector<int> hkCpus;
-	TraceFilter filter;
+	kshim::TraceFilter filter;
 	std::string ferr;
 
 	for (unsigned int cpu = 0; cpu < n; cpu++)
 		if (!cpumask_test_cpu(cpu, nohz))
 			hkCpus.push_back(cpu);
-	BUG_ON(!parseTraceCpus(nohzList, n, &filter, &ferr));
+	BUG_ON(!kshim::parseTraceCpus(nohzList, n, &filter, &ferr));
 
 	pokelab::bpf_stats_handler_write(0);
 	kshim::xmcQuiesce();
@@ -493,13 +345,13 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	}
 
 	/* CPU 0: the rteval-like patcher. */
-	u64 t0 = nowNs(), dur = (u64)(opts.seconds * 1e9);
+	u64 t0 = kshim::clockNs(), dur = (u64)(opts.seconds * 1e9);
 	void *jitPrev = nullptr;
 	unsigned long op = 0;
 
 	prog.stage(fmt::format("ct_defer={}: load", policy));
 	/* At least one operation of each kind, however loaded the host is. */
-	while (op < 3 || nowNs() - t0 < dur) {
+	while (op < 3 || kshim::clockNs() - t0 < dur) {
 		switch (op++ % 3) {
 		case 0:
 			opFlip(nohz, iso, r->ops);
@@ -511,10 +363,10 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 			opJit(&jitPrev, r->ops);
 			break;
 		}
-		prog.step((nowNs() - t0) / 1000000000ull, (unsigned long)opts.seconds);
+		prog.step((kshim::clockNs() - t0) / 1000000000ull, (unsigned long)opts.seconds);
 		sleepMs(opts.intervalMs);
 	}
-	module_text_free(jitPrev);
+	execmem_free(jitPrev);
 	if (r->ops.flips % 2)
 		opFlip(nohz, iso, r->ops);	/* leave the key as found */
 
@@ -539,7 +391,7 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	for (const auto &tc : snap.cpus)
 		r->dropped += tc.dropped;
 	for (const auto &e : snap.events) {
-		if (!traceEventSelected(e, filter))
+		if (!kshim::traceEventSelected(e, filter))
 			continue;
 		if (e.type == kshim::TraceType::CsdQueueCpu)
 			r->csdEvents++;
@@ -584,7 +436,7 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	}
 	std::string file = dir + "/trace-" + policy + ".txt";
 
-	if (!writeFileAtomic(file, formatTraceText(snap, filter), err))
+	if (!kshim::writeFileAtomic(file, kshim::formatTraceText(snap, filter), err))
 		return 1;
 	bool okCsd = runPipeline(fmt::format("grep csd_queue {} | awk '{{ print $(NF-1) }}' | "
 					     "sort | uniq -c", shellQuote(file)),
@@ -601,146 +453,6 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	(void)okIpi;
 	r->ok = true;
 	return 0;
-}
-
-unsigned long get(const std::map<std::string, unsigned long> &m, const std::string &k)
-{
-	auto it = m.find(k);
-
-	return it == m.end() ? 0 : it->second;
-}
-
-std::string us(unsigned long ns)
-{
-	return fmt::format("{:.1f}", ns / 1000.0);
-}
-
-int report(const VariantResult &off, const VariantResult &v7)
-{
-	const std::string gscfi = "callback=generic_smp_call_function_single_interrupt+0x0";
-	unsigned long syncOff = get(off.csd, "func=do_sync_core");
-	unsigned long syncV7 = get(v7.csd, "func=do_sync_core");
-	unsigned long allOff = get(off.csd, "func=do_flush_tlb_all");
-	unsigned long allV7 = get(v7.csd, "func=do_flush_tlb_all");
-	unsigned long rngOff = get(off.csd, "func=do_kernel_range_flush");
-	unsigned long rngV7 = get(v7.csd, "func=do_kernel_range_flush");
-	bool syncClaim = syncOff > 0 && syncV7 == 0;
-	bool tlbClaim = allOff > 0 && allV7 > 0 && rngOff > 0 && rngV7 > 0;
-	bool clean = off.violations == 0 && v7.violations == 0 && off.dropped == 0 &&
-		     v7.dropped == 0 && off.ops.badRuns == 0 && v7.ops.badRuns == 0 &&
-		     off.ops.allocFail == 0 && v7.ops.allocFail == 0;
-	unsigned long sumCsdOff = 0, sumCsdV7 = 0, sumIpiOff = 0, sumIpiV7 = 0;
-	bool consistent;
-
-	for (const auto &[k, v] : off.csd)
-		sumCsdOff += v;
-	for (const auto &[k, v] : v7.csd)
-		sumCsdV7 += v;
-	for (const auto &[k, v] : off.ipi)
-		sumIpiOff += v;
-	for (const auto &[k, v] : v7.ipi)
-		sumIpiV7 += v;
-	/* The pipelines must count what the snapshot holds under the same filter. */
-	consistent = sumCsdOff == off.csdEvents && sumCsdV7 == v7.csdEvents &&
-		     sumIpiOff == off.ipiEvents && sumIpiV7 == v7.ipiEvents;
-
-	std::string s = fmt::format("\n== seed 003: IPIs and CSDs to isolated CPUs, "
-				    "ct_defer=off vs {} ==\n{}\n{}\n",
-				    v7.policy, off.machine, v7.machine);
-	s += fmt::format("pokelab: {:.1f} s per variant, {} CPUs, isolated CPUs in a user loop "
-			 "with a system call every {} ms;\n"
-			 "kernel: 3 h of rteval (kernel build + hackbench) on a Xeon E5-2699, "
-			 "v6.14 vs v6.14 + v5.\n"
-			 "Census of the trace filtered to the isolated CPUs (kernel: v6.14 / +v5; "
-			 "pokelab: ct_defer=off / {}):\n\n",
-			 opts.seconds, opts.cpus, opts.syscallMs, v7.policy);
-
-	auto pair = [](unsigned long a, unsigned long b) { return fmt::format("{} / {}", a, b); };
-	std::vector<std::vector<std::string>> rows = {
-		{"IPI callback generic_smp_call_function_single_interrupt", "93 / 86",
-		 pair(get(off.ipi, gscfi), get(v7.ipi, gscfi)),
-		 "TLB-flush IPIs remain with v7"},
-		{"IPI callback nohz_full_kick_func", "22 / 41", "- / -",
-		 "not modelled: no tick, no nohz kicks"},
-		{"csd_queue do_flush_tlb_all", "1456 / 1378", pair(allOff, allV7),
-		 fmt::format("present in both: {}", allOff && allV7 ? "yes" : "NO")},
-		{"csd_queue do_sync_core", "78 / 0", pair(syncOff, syncV7),
-		 fmt::format("> 0 -> 0: {}", syncClaim ? "yes" : "NO")},
-		{"csd_queue nohz_full_kick_func", "33 / 33", "- / -", "not modelled"},
-		{"csd_queue do_kernel_range_flush", "26 / 0", pair(rngOff, rngV7),
-		 fmt::format("v5 deferred it, v7 does not; present in both: {}",
-			     rngOff && rngV7 ? "yes" : "NO")},
-	};
-	std::map<std::string, int> shown = {{"func=do_sync_core", 1},
-					    {"func=do_flush_tlb_all", 1},
-					    {"func=do_kernel_range_flush", 1}};
-	std::map<std::string, int> extra;
-
-	for (const auto &[k, v] : off.csd)
-		if (!shown.count(k))
-			extra[k] = 1;
-	for (const auto &[k, v] : v7.csd)
-		if (!shown.count(k))
-			extra[k] = 1;
-	for (const auto &[k, v] : extra)
-		rows.push_back({"csd_queue " + k.substr(5), "-",
-				pair(get(off.csd, k), get(v7.csd, k)), "other"});
-	for (const auto &[k, v] : off.ipi)
-		if (k != gscfi)
-			rows.push_back({"IPI " + k, "-", pair(v, get(v7.ipi, k)), "other"});
-	s += claimTable(rows);
-
-	s += fmt::format("\n$ grep csd_queue trace-off.txt | awk '{{ print $(NF-1) }}' | sort | "
-			 "uniq -c\n{}$ grep callback trace-off.txt | awk '{{ print $(NF) }}' | "
-			 "sort | uniq -c\n{}",
-			 off.csdRaw, off.ipiRaw);
-	s += fmt::format("$ grep csd_queue trace-{0}.txt | awk '{{ print $(NF-1) }}' | sort | uniq "
-			 "-c\n{1}$ grep callback trace-{0}.txt | awk '{{ print $(NF) }}' | sort | "
-			 "uniq -c\n{2}",
-			 v7.policy, v7.csdRaw, v7.ipiRaw);
-
-	s += fmt::format("\nLoad on the housekeeping CPUs (off / {}): ", v7.policy);
-	s += fmt::format("{} / {} static-key flips (164 sites), {} / {} module loads, {} / {} "
-			 "BPF JIT images, {} / {} hackbench messages; module text allocation "
-			 "failures {} / {}, JIT'd or relocated code returning a wrong value "
-			 "{} / {}\n",
-			 off.ops.flips, v7.ops.flips, off.ops.moduleLoads, v7.ops.moduleLoads,
-			 off.ops.jits, v7.ops.jits, off.messages, v7.messages, off.ops.allocFail,
-			 v7.ops.allocFail, off.ops.badRuns, v7.ops.badRuns);
-
-	s += "\nosnoise-style interference on the isolated CPUs (durations in us; an IPI's time "
-	     "includes a deferred flush its entry ran):\n";
-	s += fmt::format("{:>8} {:>4} {:>9} {:>6} {:>10} {:>8} {:>14} {:>10} {:>8}\n", "ct_defer",
-			 "CPU", "syscalls", "IPIs", "IPI total", "IPI max", "flushes@entry",
-			 "flush tot", "flush max");
-	for (const VariantResult *v : {&off, &v7})
-		for (const IsoCpu &c : v->iso)
-			s += fmt::format("{:>8} {:>4} {:>9} {:>6} {:>10} {:>8} {:>14} {:>10} "
-					 "{:>8}\n", v->policy, c.cpu, c.syscalls, c.ipis,
-					 us(c.ipiNs),
-					 us(c.ipiMaxNs), c.flushes, us(c.flushNs),
-					 us(c.flushMaxNs));
-
-	s += fmt::format("\ncross-modifying-code model, ct_defer=off: {}\n", off.xmcVerdict);
-	s += fmt::format("cross-modifying-code model, ct_defer={}: {}\n", v7.policy, v7.xmcVerdict);
-	for (const VariantResult *v : {&off, &v7})
-		for (const std::string &l : v->violationLines)
-			s += l;
-	s += fmt::format("sync rounds: {} / {}; trace events dropped: {} / {}; pipelines match the "
-			 "snapshot: {}\n",
-			 off.syncRounds, v7.syncRounds, off.dropped, v7.dropped,
-			 consistent ? "yes" : "NO");
-	s += "Not shown here: the 3 h scale (counts grow with --seconds), nohz_full kicks (no "
-	     "tick), and absolute interference: the isolated CPUs share 2 PUs with the "
-	     "housekeeping ones, so a duration includes any host preemption of the CPU thread.\n";
-	bool pass = syncClaim && tlbClaim && clean && consistent;
-
-	s += fmt::format("result: {}\n", pass ? "do_sync_core > 0 -> 0, TLB flushes kept: claim "
-					      "reproduced"
-					    : "claim NOT reproduced");
-	fmt::print("{}", s);
-	std::fflush(stdout);
-	return pass ? 0 : 1;
 }
 
 int runBoth(const Common &common)
@@ -765,7 +477,7 @@ int runBoth(const Common &common)
 			return ret;
 		}
 	}
-	return report(off, v7);
+	return isolationReport(off, v7, IsolationRun{opts.cpus, opts.seconds, opts.syscallMs});
 }
 
 int (*setup(CLI::App *sub))(const Common &)

@@ -15,7 +15,7 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/xmc.h>
 
-#include "bpf_recursion.h"
+#include <workloads/bpf_recursion.h>
 #include "scenario.h"
 
 namespace pokelab::scenario {

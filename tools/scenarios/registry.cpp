@@ -11,6 +11,7 @@
 
 #include <kernel_shim/boot.h>
 
+#include "command.h"
 #include "scenario.h"
 
 namespace pokelab::scenario {
@@ -132,5 +133,12 @@ int runSelectedScenario()
 			return run(common);
 	return 2;
 }
+
+namespace {
+
+const CommandRegistrar scenarioCommands({20, addScenarioCommands, scenarioParsed,
+					 runSelectedScenario});
+
+} /* namespace */
 
 } /* namespace pokelab::scenario */

@@ -29,6 +29,7 @@
 
 #include <kernel_shim/boot.h>
 #include <kernel_shim/busted.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/torture.h>
@@ -40,6 +41,7 @@
 #include <pokelab/ct_entry.h>
 #include <pokelab/text_poke_stats.h>
 
+#include "command.h"
 #include "torture.h"
 #include "torture_text.h"
 
@@ -74,14 +76,6 @@ std::vector<CpuWork> work;
 std::atomic<bool> stopAll;
 std::atomic<unsigned long> violationsSeen;
 u64 seedUsed;
-
-u64 nowNs()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* The @idx-th decision of @cpu, folded into its digest. */
 u64 decide(int cpu, unsigned long idx)
@@ -150,9 +144,9 @@ void syscallBody(void *arg)
 
 	if (((d >> 16) & 63) == 0) {
 		/* a long one, up to 2 ms inside the kernel: rounds find the CPU watching */
-		u64 until = nowNs() + ((d >> 24) % 2000) * 1000;
+		u64 until = kshim::clockNs() + ((d >> 24) % 2000) * 1000;
 
-		while (nowNs() < until)
+		while (kshim::clockNs() < until)
 			(void)runSites(d);
 		return;
 	}
@@ -175,10 +169,10 @@ void isolatedLoop(int cpu)
 	for (unsigned long idx = 0; keepGoing(idx); idx++) {
 		u64 d = decide(cpu, idx);
 		SyscallArg a{d};
-		u64 until = nowNs() + ((d & 127) + 10) * 1000;
+		u64 until = kshim::clockNs() + ((d & 127) + 10) * 1000;
 
 		/* user-mode work: no kernel text */
-		while (nowNs() < until)
+		while (kshim::clockNs() < until)
 			for (int i = 0; i < 64; i++)
 				sink = sink + i;
 		switch ((d >> 10) & 7) {
@@ -276,7 +270,7 @@ int run()
 		cmdline += " nohz_full=" + opts.nohzFull;
 	if (!opts.ctDefer.empty())
 		cmdline += " pokelab.ct_defer=" + opts.ctDefer;
-	seedUsed = opts.seedSet ? opts.seed : nowNs() % 1000000007ull;
+	seedUsed = opts.seedSet ? opts.seed : kshim::clockNs() % 1000000007ull;
 	if (kshim::boot(cmdline, &err, true)) {
 		fmt::print(stderr, "pokelab: {}\n", err);
 		return 2;
@@ -309,11 +303,11 @@ int run()
 	}
 
 	/* CPU 0: a housekeeping CPU that also keeps the time and the status line. */
-	t0 = nowNs();
+	t0 = kshim::clockNs();
 	next = t0 + kStatusSeconds * 1000000000ull;
 	dur = (u64)opts.duration * 1000000000ull;
 	for (unsigned long idx = 0; keepGoing(idx); idx++) {
-		u64 now = nowNs();
+		u64 now = kshim::clockNs();
 
 		housekeepingStep(0, decide(0, idx));
 		if (!opts.ops && now - t0 >= dur)
@@ -334,7 +328,7 @@ int run()
 	kshim::tortureDelays(false, seedUsed);
 	kshim::xmcQuiesce();
 
-	double secs = (nowNs() - t0) / 1e9;
+	double secs = (kshim::clockNs() - t0) / 1e9;
 	kshim::XmcStats x = kshim::xmcStats();
 	std::vector<std::string> bad = violationsSeen.load() ? std::vector<std::string>{}
 							      : checkKnobs();
@@ -421,5 +415,11 @@ int runTorture()
 {
 	return run();
 }
+
+namespace {
+
+const CommandRegistrar tortureCommand({40, addTortureCommand, tortureParsed, runTorture});
+
+} /* namespace */
 
 } /* namespace pokelab::torture */

@@ -16,9 +16,9 @@
 #include <linux/mutex.h>
 #include <linux/static_call.h>
 
-#include "demo/bpf_prog.h"
-#include "demo/bpf_stats.h"
-#include "demo/small_key.h"
+#include <workloads/bpf_prog.h>
+#include <workloads/bpf_stats.h>
+#include <workloads/small_key.h>
 #include "torture_text.h"
 
 DEFINE_STATIC_KEY_FALSE(torture_big_key);

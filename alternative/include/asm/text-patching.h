@@ -20,7 +20,6 @@
 #include <linux/compiler.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
-#include <pokelab/bug_switches.h>
 
 #define INT3_INSN_SIZE		1
 #define INT3_INSN_OPCODE	0xCC
@@ -180,13 +179,8 @@ static __always_inline bool __emulate_cc(unsigned long flags, u8 cc)
 	} else {
 		match = ((flags & X86_EFLAGS_SF) >> __builtin_ctzl(X86_EFLAGS_SF)) ^
 			((flags & X86_EFLAGS_OF) >> __builtin_ctzl(X86_EFLAGS_OF));
-		if (cc >= 0xe) {
-			/* userspace: the replay switch restores the "and" of before 8924779df820 */
-			if (unlikely(pokelab_bugs.jng_jnle_and_8924779df820))
-				match = match && (flags & X86_EFLAGS_ZF);
-			else
-				match = match || (flags & X86_EFLAGS_ZF);
-		}
+		if (cc >= 0xe)
+			match = match || (flags & X86_EFLAGS_ZF);
 	}
 
 	return (match && !invert) || (!match && invert);

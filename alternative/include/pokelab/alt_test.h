@@ -10,9 +10,6 @@
  */
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include <asm/alternative.h>
 
 struct pokelab_alt_switches {
@@ -51,35 +48,5 @@ void altTestReset() noexcept;
  * executed the sync_core() that must follow. Any context (one load).
  */
 bool textPokeEarlyUnsynced(int cpu) noexcept;
-
-/*
- * The original bytes of every site of a table, so a test can apply a table,
- * check, and put the text back (through text_poke_early()) before the next
- * test. Boot CPU, nothing else running the sites.
- */
-class AltTextSnapshot
-{
-public:
-	AltTextSnapshot(struct alt_instr *start, struct alt_instr *end);
-	void restore() const;
-
-private:
-	struct Site {
-		u8 *addr;
-		std::vector<u8> bytes;
-	};
-	std::vector<Site> sites_;
-};
-
-/* One line per decoded instruction of @len bytes at @addr: "bytes  mnemonic operands". */
-std::vector<std::string> disassemble(const u8 *bytes, size_t len, unsigned long addr);
-
-/* Sites apply_alternatives() patched (replacement taken) / left (original kept) since boot. */
-struct AltStats {
-	unsigned long sites;
-	unsigned long patched;
-	unsigned long original;
-};
-AltStats altStats() noexcept;
 
 } /* namespace pokelab */

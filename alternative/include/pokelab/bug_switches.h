@@ -20,8 +20,6 @@ struct static_key;
 struct pokelab_bug_switches {
 	/* 2aebf5ee43bf: smp_text_poke_single() appends unchecked (c8976ade0c1b) */
 	bool unchecked_single_poke_2aebf5ee43bf;
-	/* 8924779df820: JNG/JNLE use "SF != OF and ZF" instead of "or" */
-	bool jng_jnle_and_8924779df820;
 	/* 26c44b776dba: batch_add rejects RET/JMP with INT3 padding (len must equal the insn) */
 	bool strict_len_26c44b776dba;
 	/* 83ab38ef0a0b: static_key_slow_dec() with the old fetch_add_unless() fast path */

@@ -5,7 +5,7 @@
  */
 #include <linux/mutex.h>
 
-#include "small_key.h"
+#include <workloads/small_key.h>
 
 DEFINE_STATIC_KEY_FALSE(pokelab_small_key);
 

@@ -10,8 +10,8 @@
 #include <kernel_shim/boot.h>
 #include <pokelab/text_poke_stats.h>
 
-#include "bpf_stats.h"
-#include "refs_compare.h"
+#include <workloads/bpf_stats.h>
+#include <workloads/refs_compare.h>
 
 namespace pokelab {
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Trace output of pokelab: the machine's recorded ipi/csd events as
+ * Trace output of the machine: the machine's recorded ipi/csd events as
  * trace-cmd report text and as Chrome trace-event JSON (Perfetto), with a
  * trace-cmd-style CPU filter. Formats: docs/tracing.md.
  *
@@ -14,7 +14,7 @@
 #include <kernel_shim/trace.h>
 #include <linux/cpumask.h>
 
-namespace pokelab {
+namespace kshim {
 
 /* --trace-cpus: keep events whose target CPU is in @cpus. */
 struct TraceFilter {
@@ -35,10 +35,10 @@ bool parseTraceCpus(const std::string &list, unsigned int nrCpus, TraceFilter *f
  * csd_function_*: the CPU running it; ipi_send_cpumask: the mask intersects
  * the list (as trace-cmd's -f "cpumask & CPUS{...}").
  */
-bool traceEventSelected(const kshim::TraceEvent &e, const TraceFilter &f);
+bool traceEventSelected(const TraceEvent &e, const TraceFilter &f);
 
 /* trace-cmd report-style text, one line per selected event, in time order. */
-std::string formatTraceText(const kshim::TraceSnapshot &s, const TraceFilter &f);
+std::string formatTraceText(const TraceSnapshot &s, const TraceFilter &f);
 
 /*
  * Chrome trace-event JSON: one named thread track per CPU, "X" slices for
@@ -46,7 +46,7 @@ std::string formatTraceText(const kshim::TraceSnapshot &s, const TraceFilter &f)
  * instants for IPI sends, and "s"/"f" flow pairs from each csd_queue_cpu to
  * the csd_function_entry that ran it.
  */
-std::string formatTraceJson(const kshim::TraceSnapshot &s, const TraceFilter &f);
+std::string formatTraceJson(const TraceSnapshot &s, const TraceFilter &f);
 
 /*
  * Write @data to @path through @path.tmp and rename(), so that @path is
@@ -56,7 +56,7 @@ std::string formatTraceJson(const kshim::TraceSnapshot &s, const TraceFilter &f)
 bool writeFileAtomic(const std::string &path, const std::string &data, std::string *err);
 
 /* Write the text to @text and the JSON to @json (each skipped if ""), atomically. */
-bool writeTraceFiles(const kshim::TraceSnapshot &s, const TraceFilter &f, const std::string &text,
+bool writeTraceFiles(const TraceSnapshot &s, const TraceFilter &f, const std::string &text,
 		     const std::string &json, std::string *err);
 
 /* Can @path (through @path.tmp) be written? For checking options before a run. */
@@ -76,7 +76,7 @@ TraceCounters operator-(const TraceCounters &a, const TraceCounters &b);
  * The demo table's "trace:" lines: events written and dropped per CPU, and
  * the counters the census pipelines should print (@c, over the traced run).
  */
-std::string formatTraceSummary(const kshim::TraceSnapshot &s, const TraceCounters &c,
+std::string formatTraceSummary(const TraceSnapshot &s, const TraceCounters &c,
 			       const TraceFilter &f);
 
-} /* namespace pokelab */
+} /* namespace kshim */

@@ -23,13 +23,14 @@
 
 #include <fmt/format.h>
 
+#include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <linux/compiler.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/smp.h>
 
-#include "bpf_recursion.h"
+#include <workloads/bpf_recursion.h>
 
 /* include/linux/bpf.h ([PM] 1/2): normal, softirq, hardirq, NMI */
 #define BPF_NR_CONTEXTS	4
@@ -259,14 +260,6 @@ unsigned int trig_prog_func(struct bpf_prog *prog)
 	return 0;
 }
 
-u64 nowNs()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 unsigned long sumHits()
 {
 	unsigned long s = 0;
@@ -355,7 +348,7 @@ std::vector<double> recursionBench(RecursionGuard g, unsigned int producers, uns
 	for (unsigned int p = 1; p <= producers; p++)
 		kshim::cpuRun((int)p, [] { producerLoop(); });
 
-	t0 = nowNs();
+	t0 = kshim::clockNs();
 	h0 = sumHits();
 	target = t0;
 	for (unsigned int i = 0; i < warmup + iters; i++) {
@@ -364,7 +357,7 @@ std::vector<double> recursionBench(RecursionGuard g, unsigned int producers, uns
 
 		target += (u64)iter_ms * 1000000ull;
 		for (;;) {
-			u64 now = nowNs();
+			u64 now = kshim::clockNs();
 
 			if (now >= target)
 				break;
@@ -372,7 +365,7 @@ std::vector<double> recursionBench(RecursionGuard g, unsigned int producers, uns
 			ts.tv_nsec = (target - now) % 1000000000ull;
 			nanosleep(&ts, nullptr);
 		}
-		t1 = nowNs();
+		t1 = kshim::clockNs();
 		h1 = sumHits();
 		rate = (double)(h1 - h0) * 1e3 / (double)(t1 - t0);	/* M/s */
 		if (lines)

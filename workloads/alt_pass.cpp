@@ -9,9 +9,10 @@
 #include <asm/alternative.h>
 #include <asm/cpufeatures.h>
 #include <asm/sync_core.h>
-#include <pokelab/alt_test.h>
+#include <pokelab/alt_text.h>
 
-#include "alt_pass.h"
+#include <kernel_shim/clock.h>
+#include <workloads/alt_pass.h>
 
 /* Generated sites per kind; three kinds, so 3 * this many sites. */
 #define ALT_SCEN_REPS 1365
@@ -58,14 +59,6 @@ asm(".pushsection .text, \"ax\", @progbits\n"
 namespace pokelab::scenario {
 
 namespace {
-
-u64 nowNs()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 unsigned long generatedSites = 3 * ALT_SCEN_REPS;
 
@@ -139,9 +132,9 @@ AltPassResult altRunPass(bool batched, void (*sync)(void))
 	altPassRestore();
 	pass.batched = batched;
 	pass.sync = sync;
-	t0 = nowNs();
+	t0 = kshim::clockNs();
 	pokelab_apply_alternatives_pass(t.data(), (int)t.size(), &pass);
-	return {nowNs() - t0, pass.sites, pass.syncs};
+	return {kshim::clockNs() - t0, pass.sites, pass.syncs};
 }
 
 std::vector<u8> altPassBytes()

@@ -13,7 +13,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 
-#include "bpf_prog.h"
+#include <workloads/bpf_prog.h>
 
 DEFINE_STATIC_KEY_FALSE(bpf_stats_enabled_key);
 

@@ -7,7 +7,7 @@
 
 #include <linux/jump_label.h>
 
-#include "bpf_prog.h"
+#include <workloads/bpf_prog.h>
 
 DECLARE_STATIC_KEY_FALSE(pokelab_small_key);
 

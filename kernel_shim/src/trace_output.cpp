@@ -4,13 +4,11 @@
  * --trace-cpus filter and atomic file writes. See trace_output.h and
  * docs/tracing.md.
  */
-#include "trace_output.h"
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <sys/stat.h>
 #include <map>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
 #include <vector>
@@ -18,13 +16,10 @@
 #include <fmt/format.h>
 
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/trace_output.h>
 #include <linux/cpumask.h>
 
-namespace pokelab {
-
-using kshim::TraceEvent;
-using kshim::TraceSnapshot;
-using kshim::TraceType;
+namespace kshim {
 
 namespace {
 
@@ -244,7 +239,7 @@ std::string formatTraceJson(const TraceSnapshot &s, const TraceFilter &f)
 	       "\"traceEvents\":[";
 	emit(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":"
 			 "\"pokelab machine\"}}}}", pid));
-	for (const kshim::TraceCpu &c : s.cpus) {
+	for (const TraceCpu &c : s.cpus) {
 		emit(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},"
 				 "\"args\":{{\"name\":{}}}}}", pid, c.cpu,
 				 jstr(fmt::format("CPU {} ({})", c.cpu, c.comm))));
@@ -421,7 +416,7 @@ std::string formatTraceSummary(const TraceSnapshot &s, const TraceCounters &c,
 	unsigned long written = 0, dropped = 0;
 	std::string per;
 
-	for (const kshim::TraceCpu &tc : s.cpus) {
+	for (const TraceCpu &tc : s.cpus) {
 		written += tc.written;
 		dropped += tc.dropped;
 		per += fmt::format(" {}:{}/{}", tc.cpu, tc.written, tc.dropped);
@@ -435,4 +430,4 @@ std::string formatTraceSummary(const TraceSnapshot &s, const TraceCounters &c,
 				    : "");
 }
 
-} /* namespace pokelab */
+} /* namespace kshim */

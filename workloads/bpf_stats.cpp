@@ -26,6 +26,7 @@
 
 #include <asm/barrier.h>
 #include <asm/text-patching.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/trace.h>
@@ -36,9 +37,9 @@
 #include <pokelab/ct_entry.h>
 #include <pokelab/text_poke_stats.h>
 
-#include "bpf_prog.h"
-#include "bpf_stats.h"
-#include "small_key.h"
+#include <workloads/bpf_prog.h>
+#include <workloads/bpf_stats.h>
+#include <workloads/small_key.h>
 
 namespace pokelab {
 
@@ -62,21 +63,13 @@ bool stateOfSeq(unsigned int seq)
 	return (seq / 2) % 2 == 1;
 }
 
-u64 nowNs()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 void hotLoop(HotLoopState *st, bool smallKey)
 {
 	const BpfProgFn *progs = bpfProgs();
 	const BpfProgFn *small = smallKeyProgs();
 	BpfCtx ctx{(unsigned long)smp_processor_id()};
 	unsigned long calls = 0, stale = 0, checked = 0;
-	u64 t0 = nowNs();
+	u64 t0 = kshim::clockNs();
 
 	while (!stopLoops.load(std::memory_order_relaxed)) {
 		unsigned int s1 = smp_load_acquire(&flipSeq);
@@ -106,7 +99,7 @@ void hotLoop(HotLoopState *st, bool smallKey)
 		st->checked.store(checked, std::memory_order_relaxed);
 		st->passSeq.store(s1, std::memory_order_release);
 	}
-	st->ns.store(nowNs() - t0, std::memory_order_relaxed);
+	st->ns.store(kshim::clockNs() - t0, std::memory_order_relaxed);
 	st->calls.store(calls, std::memory_order_relaxed);
 	st->stale.store(stale, std::memory_order_relaxed);
 	st->checked.store(checked, std::memory_order_relaxed);

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What kernel/jump_label.c's port shares with its bug replays
+ * (replay_jump_label.cpp). Private to the alternative module.
+ * userspace: upstream keeps jump_label_update() static.
+ */
+#pragma once
+
+struct static_key;
+
+/* Port of jump_label_update(), kernel/jump_label.c. jump_label_mutex held. */
+void jump_label_update(struct static_key *key);
+
+/*
+ * Bug replays, test-only, each the code of before its fix, chosen in the
+ * public function whose path the fix changed:
+ *  - 224fa3552029: static_key_disable() took any non-zero cmpxchg result
+ *    for 1 -> 0 (from static_key_disable());
+ *  - 83ab38ef0a0b: static_key_slow_dec()'s fetch_add_unless() fast path,
+ *    which lets 0 and -1 be decremented (from static_key_slow_dec()).
+ */
+void static_key_disable_cpuslocked_pre_224fa3552029(struct static_key *key);
+void __static_key_slow_dec_cpuslocked_pre_83ab38ef0a0b(struct static_key *key);

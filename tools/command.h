@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * pokelab's subcommands: each registers itself with a file-scope
+ * CommandRegistrar (demo, run/reproduce, bench, torture), and pokelab.cpp
+ * adds, parses and runs whichever was chosen. Task context, main thread.
+ */
+#pragma once
+
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace pokelab {
+
+struct Command {
+	int order;			/* place in --help: lower first */
+	void (*add)(CLI::App &app);	/* add the subcommand(s) and their options */
+	bool (*parsed)();		/* after parsing: was it chosen? */
+	int (*run)();			/* run it: the process's exit status */
+};
+
+void registerCommand(const Command &c);
+/* Every registered command, by order. */
+std::vector<Command> commands();
+
+struct CommandRegistrar {
+	explicit CommandRegistrar(const Command &c) { registerCommand(c); }
+};
+
+/* Exit status of bad input everywhere: one line naming the value, then 2. */
+inline constexpr int kExitUsage = 2;
+
+} /* namespace pokelab */

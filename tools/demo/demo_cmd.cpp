@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pokelab demo: the command (options, boot, run, report); the runner itself
+ * is tools/demo/bpf_stats.cpp.
+ *
+ *	pokelab demo [--cpus N] [--flips N] [--trace FILE] [--trace-json FILE]
+ *		     [--trace-cpus LIST] [--refs M] [--sync B] [--nohz-full LIST]
+ *		     [--ct-defer P] [--isolated-in-kernel] [BOOT-PARAM ...]
+ */
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <kernel_shim/boot.h>
+#include <kernel_shim/machine.h>
+
+#include "command.h"
+#include <workloads/bpf_stats.h>
+#include <kernel_shim/trace_output.h>
+
+namespace {
+
+using pokelab::kExitUsage;
+
+int usageError(const std::string &msg)
+{
+	fmt::print(stderr, "pokelab: {}\n", msg);
+	return kExitUsage;
+}
+
+std::string joinParams(const std::vector<std::string> &params)
+{
+	std::string s;
+
+	for (const std::string &p : params)
+		s += (s.empty() ? "" : " ") + p;
+	return s;
+}
+
+struct DemoOptions {
+	unsigned int cpus = 0;	/* 0 = the machine's default */
+	unsigned int flips = 20;
+	std::vector<std::string> params;
+	std::string traceFile;		/* --trace: trace-cmd report text */
+	std::string traceJson;		/* --trace-json: Chrome trace-event JSON */
+	std::string traceCpus;		/* --trace-cpus: CPU list filter */
+	std::string refs;		/* --refs: pokelab.refs= */
+	std::string sync;		/* --sync: pokelab.sync= */
+	std::string nohzFull;		/* --nohz-full: nohz_full= */
+	std::string ctDefer;		/* --ct-defer: pokelab.ct_defer= */
+	bool isolatedInKernel = false;	/* --isolated-in-kernel */
+	bool nohzFullSet = false;
+	bool traceFileSet = false;
+	bool traceJsonSet = false;
+	bool traceCpusSet = false;
+};
+
+/* "abc" or "0" for --cpus: name the value and the accepted form. */
+CLI::Validator wholeNumber(unsigned long lo, unsigned long hi)
+{
+	return CLI::Validator(
+		[lo, hi](std::string &v) -> std::string {
+			char *end;
+			unsigned long n = strtoul(v.c_str(), &end, 10);
+
+			if (v.empty() || *end || v[0] == '-' || n < lo || n > hi)
+				return fmt::format("{}: expected a whole number from {} to {}", v, lo,
+						   hi);
+			return "";
+		},
+		fmt::format("{}..{}", lo, hi));
+}
+
+int runDemo(const DemoOptions &o)
+{
+	std::string cmdline = joinParams(o.params);
+	std::string err;
+	kshim::TraceFilter filter;
+	bool tracing = !o.traceFile.empty() || !o.traceJson.empty();
+
+	if (!o.traceFile.empty() && o.traceFile == o.traceJson)
+		return usageError(fmt::format("--trace and --trace-json both name '{}'; give two "
+					      "files", o.traceFile));
+	if (o.nohzFullSet && o.nohzFull.empty())
+		return usageError("--nohz-full: empty CPU list; expected e.g. --nohz-full 1-3,5");
+	/* CPUs beyond --cpus are caught here, before the boot line; others after boot */
+	if ((o.traceCpusSet && !kshim::parseTraceCpus(o.traceCpus, o.cpus, &filter, &err)) ||
+	    (!o.traceFile.empty() && !kshim::checkWritable(o.traceFile, &err)) ||
+	    (!o.traceJson.empty() && !kshim::checkWritable(o.traceJson, &err)))
+		return usageError(err);
+	if (o.cpus)
+		cmdline += fmt::format(" nr_cpus={}", o.cpus);
+	if (!o.refs.empty())
+		cmdline += " pokelab.refs=" + o.refs;
+	if (!o.sync.empty())
+		cmdline += " pokelab.sync=" + o.sync;
+	if (!o.nohzFull.empty())
+		cmdline += " nohz_full=" + o.nohzFull;
+	if (!o.ctDefer.empty())
+		cmdline += " pokelab.ct_defer=" + o.ctDefer;
+	if (kshim::boot(cmdline, &err))
+		return usageError(err);
+	if (nr_cpu_ids < 2) {
+		kshim::shutdown();
+		return usageError(fmt::format("the demo needs at least 2 CPUs (CPU 0 patches, the "
+					      "others run the sites); got nr_cpus={}", nr_cpu_ids));
+	}
+	if (o.traceCpusSet && !kshim::parseTraceCpus(o.traceCpus, nr_cpu_ids, &filter, &err)) {
+		kshim::shutdown();
+		return usageError(err);
+	}
+
+	fmt::print("{}\n", kshim::machineLine());
+	{
+		struct cpumask hot;
+
+		cpumask_setall(&hot);
+		__cpumask_clear_cpu(0, &hot);
+		cpumask_andnot(&hot, &hot, kshim::nohzFullMask());
+		fmt::print("demo: {} bpf_prog_run() sites of bpf_stats_enabled_key, run by {}; CPU 0 "
+			   "flips kernel.bpf_stats_enabled {} time{}\n",
+			   pokelab::kNrBpfSites,
+			   cpumask_empty(&hot)
+				   ? std::string("no CPU (every CPU but 0 is isolated; the stale-call "
+						 "check has nothing to check)")
+				   : (cpumask_weight(&hot) == 1 ? "CPU " : "CPUs ") +
+					 kshim::cpumaskPrintList(&hot),
+			   o.flips, o.flips == 1 ? "" : "s");
+		if (cpumask_empty(kshim::nohzFullMask()) &&
+		    (o.isolatedInKernel || o.ctDefer == "v5" || o.ctDefer == "catchup"))
+			fmt::print(stderr, "pokelab: warning: --ct-defer/--isolated-in-kernel only "
+				   "change isolated CPUs, and none is isolated: add --nohz-full LIST\n");
+	}
+
+	pokelab::BpfStatsConfig cfg;
+	cfg.flips = o.flips;
+	/* v5's bug only bites a CPU that is in the kernel when the flip patches. */
+	cfg.isolatedInKernel = o.isolatedInKernel || o.ctDefer == "v5";
+	if (!cpumask_empty(kshim::nohzFullMask()))
+		fmt::print("demo: nohz_full CPUs {} run a user-mode loop; their system calls come "
+			   "{}\n", kshim::cpumaskPrintList(kshim::nohzFullMask()),
+			   cfg.isolatedInKernel
+				   ? "while each flip patches (they sit inside one: the v5 replay)"
+				   : "between flips, so every flip finds them in user mode");
+	fmt::print("\n");
+	std::fflush(stdout);
+	cfg.onFlip = [](unsigned int, unsigned int nr, u64 ns) {
+		fmt::print("smp_text_poke_batch_finish(nr_entries={}): took {} usec\n", nr,
+			   ns / 1000);
+		std::fflush(stdout);
+	};
+	kshim::TraceCounters before = kshim::readTraceCounters();
+	if (tracing && kshim::traceStart(0, &err)) {
+		kshim::shutdown();
+		return usageError(err);
+	}
+	pokelab::BpfStatsResult r = pokelab::runBpfStats(cfg);
+	kshim::traceStop();
+	fmt::print("{}", pokelab::formatBpfStats(r));
+	if (tracing) {
+		kshim::TraceSnapshot snap = kshim::traceSnapshot();
+		kshim::TraceCounters counted = kshim::readTraceCounters() - before;
+
+		fmt::print("{}", kshim::formatTraceSummary(snap, counted, filter));
+		if (!kshim::writeTraceFiles(snap, filter, o.traceFile, o.traceJson, &err)) {
+			fmt::print(stderr, "pokelab: {}\n", err);
+			kshim::shutdown();
+			return 1;
+		}
+	}
+	kshim::shutdown();
+	return r.ok() ? 0 : 1;
+}
+
+
+DemoOptions opts;
+CLI::App *d;
+
+void addDemo(CLI::App &app)
+{
+	d = app.add_subcommand(
+		"demo", "Flip a 164-site static key while the other CPUs run the sites, and check "
+			"that no CPU runs stale text");
+	d->add_option("--cpus", opts.cpus, "Simulated CPUs (2..512; default: the allowed PUs)")
+		->check(wholeNumber(2, 512));
+	d->add_option("--flips", opts.flips, "Key flips (1..100000)")
+		->check(wholeNumber(1, 100000));
+	d->add_option_function<std::string>("--trace", [](const std::string &v) {
+			opts.traceFile = v;
+			opts.traceFileSet = true;
+		}, "Write the ipi/csd events as trace-cmd report text");
+	d->add_option_function<std::string>("--trace-json", [](const std::string &v) {
+			opts.traceJson = v;
+			opts.traceJsonSet = true;
+		}, "Write the ipi/csd events as Chrome trace-event JSON (Perfetto)");
+	d->add_option_function<std::string>("--trace-cpus", [](const std::string &v) {
+			opts.traceCpus = v;
+			opts.traceCpusSet = true;
+		}, "Trace only events aimed at these CPUs (CPU list, e.g. 1-3,5)");
+	d->add_option("--refs", opts.refs,
+		      "INT3 handler refcount: percpu (v6.16) or global (v6.15's bp_desc.refs); "
+		      "boot parameter pokelab.refs=")
+		->check(CLI::IsMember({"percpu", "global"}));
+	d->add_option("--sync", opts.sync,
+		      "Sync back-end: ipi (on_each_cpu) or membarrier "
+		      "(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE); boot parameter pokelab.sync=")
+		->check(CLI::IsMember({"ipi", "membarrier"}));
+	d->add_option_function<std::string>("--nohz-full", [](const std::string &v) {
+			opts.nohzFull = v;
+			opts.nohzFullSet = true;
+		},
+		      "Isolated CPUs (CPU list): they run a user loop instead of the sites; "
+		      "boot parameter nohz_full=");
+	d->add_option("--ct-defer", opts.ctDefer,
+		      "How isolated CPUs are spared sync IPIs: off (mainline), v7 (default with "
+		      "nohz_full), v5 (the bug, replayed), catchup (v8 RFC); boot parameter "
+		      "pokelab.ct_defer=")
+		->check(CLI::IsMember({"off", "v7", "v5", "catchup"}));
+	d->add_flag("--isolated-in-kernel", opts.isolatedInKernel,
+		    "Isolated CPUs sit inside a system call while each flip patches (implied by "
+		    "--ct-defer v5)");
+	d->add_option("params", opts.params,
+		      "Boot parameters, kernel command-line style (nr_cpus=N nohz_full=LIST ...)");
+
+}
+
+bool demoParsed()
+{
+	return d && d->parsed();
+}
+
+int runDemoCmd()
+{
+	return runDemo(opts);
+}
+
+pokelab::CommandRegistrar demoCommand({10, addDemo, demoParsed, runDemoCmd});
+
+} /* namespace */
