@@ -558,6 +558,10 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 		break;
 
 	case CALL_INSN_OPCODE:
+		if (BUSTED(CALL_AS_JMP)) {	/* userspace: BUSTED, no return address pushed */
+			int3_emulate_jmp(regs, (long)ip + tpl->disp);
+			break;
+		}
 		int3_emulate_call(regs, (long)ip + tpl->disp);
 		break;
 
@@ -702,6 +706,10 @@ void smp_text_poke_batch_finish(void)
 				text_poke(text_poke_addr(&text_poke_array.vec[i]), new_insn,
 					  INT3_INSN_SIZE);
 
+			/* userspace: BUSTED, an off-by-one past the tail (a Jcc.d32's _new has no more) */
+			if (BUSTED(TAIL_OVERRUN) && len < TEXT_POKE_MAX_OPCODE_SIZE + 1)
+				len++;
+
 			text_poke((char *)text_poke_addr(&text_poke_array.vec[i]) + INT3_INSN_SIZE,
 				  new_insn + INT3_INSN_SIZE, len - INT3_INSN_SIZE);
 
@@ -718,6 +726,10 @@ void smp_text_poke_batch_finish(void)
 	trace_text_poke_phase(3);	/* userspace */
 	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
 		u8 byte = text_poke_array.vec[i].text[0];
+
+		/* userspace: BUSTED, an off-by-one that leaves the last site's INT3 */
+		if (BUSTED(PHASE3_SKIP_LAST) && i + 1 == (unsigned int)text_poke_array.nr_entries)
+			break;
 
 		if (text_poke_array.vec[i].len == 6)
 			byte = 0x0f;

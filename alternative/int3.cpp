@@ -184,15 +184,18 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 	u64 t0 = kshim::clockNs();	/* userspace: INT3-path time census */
 	ucontext_t *uc = (ucontext_t *)ucv;
 	struct pt_regs regs;
+	struct pt_regs trapped;	/* userspace: for the model's check of the emulation */
 
 	regsFromUcontext(&regs, uc);
 	regs.from_user = si->si_code != SI_KERNEL;
+	trapped = regs;
 
 	/* The batch handler goes first: anything after it may itself be patched. */
 	if (smp_text_poke_int3_handler(&regs)) {
 		regsToUcontext(&regs, uc);
 		int3_account(t0);
-		kshim::xmcEret();	/* userspace: IRET, serialising under pokelab.eret=serialising */
+		/* userspace: IRET (serialising under pokelab.eret=serialising), checked by the model */
+		kshim::xmcInt3Return(&trapped, &regs);
 		errno = savedErrno;
 		return;
 	}

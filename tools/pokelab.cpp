@@ -15,6 +15,7 @@
  * line naming the value and the accepted form and exit with status 2.
  */
 #include <algorithm>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -59,6 +60,22 @@ int main(int argc, char **argv)
 	app.set_help_all_flag("--help-all", "Show help for every subcommand");
 	for (const pokelab::Command &c : cmds)
 		c.add(app);
+
+	/* CLI11 would only say that a subcommand is required: name the word it got. */
+	if (argc > 1 && argv[1][0] != '-') {
+		std::string names;
+		bool known = false;
+
+		for (const CLI::App *sc : app.get_subcommands([](CLI::App *) { return true; })) {
+			known |= sc->get_name() == argv[1];
+			names += (names.empty() ? "" : ", ") + sc->get_name();
+		}
+		if (!known) {
+			fmt::print(stderr, "pokelab: {}: unknown command; expected one of: {}\n",
+				   argv[1], names);
+			return pokelab::kExitUsage;
+		}
+	}
 
 	try {
 		app.parse(argc, argv);

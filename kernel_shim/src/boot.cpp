@@ -19,6 +19,7 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/busted.h>
 #include <kernel_shim/machine.h>
+#include <kernel_shim/plural.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
@@ -33,6 +34,9 @@
 namespace kshim {
 
 namespace {
+
+/* The boot line, kept for a caller that booted quietly (smpBootLine()). */
+std::string smpLine;
 
 std::vector<BootParam> &paramTable()
 {
@@ -235,6 +239,11 @@ bool booted() noexcept
 	return isBooted;
 }
 
+const std::string &smpBootLine()
+{
+	return smpLine;
+}
+
 bool systemRunning() noexcept
 {
 	return __atomic_load_n(&systemRunningFlag, __ATOMIC_ACQUIRE);
@@ -408,13 +417,14 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 		std::this_thread::yield();
 	smp_mb();
 
+	smpLine = fmt::format("smp: Brought up {} on {} ({}){}", nOf(nr, "CPU"),
+			      nOf(pus.size(), "PU"), info.puList,
+			      info.oversubscribed
+				      ? fmt::format(", oversubscribed: {:.1f} CPUs per PU",
+						    (double)nr / pus.size())
+				      : std::string(", not oversubscribed"));
 	if (!quiet)
-		fmt::print(stderr, "smp: Brought up {} CPUs on {} PUs ({}){}\n", nr, pus.size(),
-			   info.puList,
-			   info.oversubscribed
-				   ? fmt::format(", oversubscribed: {:.1f} CPUs per PU",
-						 (double)nr / pus.size())
-				   : std::string(", not oversubscribed"));
+		fmt::print(stderr, "{}\n", smpLine);
 
 	ret = runHooks(BootStage::Late, err);
 	if (ret) {

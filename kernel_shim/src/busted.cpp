@@ -31,6 +31,12 @@ const BustedVariant variants[] = {
 	 "ct_kernel_enter_state() never runs ct_work_flush()", true},
 	{POKELAB_BUSTED_DEFER_NOINSTR, "defer-noinstr",
 	 "smp_text_poke_batch_finish() defers syncs even when a site is noinstr text", true},
+	{POKELAB_BUSTED_PHASE3_SKIP_LAST, "phase3-skip-last",
+	 "smp_text_poke_batch_finish()'s phase 3 stops one site short: its INT3 stays", false},
+	{POKELAB_BUSTED_TAIL_OVERRUN, "tail-overrun",
+	 "smp_text_poke_batch_finish()'s phase 2 writes one byte past each site's tail", false},
+	{POKELAB_BUSTED_CALL_AS_JMP, "call-as-jmp",
+	 "smp_text_poke_int3_handler() emulates a CALL site as a JMP (no return address)", false},
 };
 
 enum pokelab_busted param;

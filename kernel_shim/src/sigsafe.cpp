@@ -15,21 +15,25 @@ SigSafeBuf &SigSafeBuf::str(const char *s) noexcept
 	return *this;
 }
 
-SigSafeBuf &SigSafeBuf::dec(long v) noexcept
+SigSafeBuf &SigSafeBuf::udec(unsigned long v) noexcept
 {
 	char tmp[24];
 	int n = 0;
-	unsigned long u = v < 0 ? -(unsigned long)v : (unsigned long)v;
 
 	do {
-		tmp[n++] = '0' + u % 10;
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		tmp[n++] = '-';
+		tmp[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
 	while (n && len_ < sizeof(buf_) - 1)
 		buf_[len_++] = tmp[--n];
 	return *this;
+}
+
+SigSafeBuf &SigSafeBuf::dec(long v) noexcept
+{
+	if (v < 0)
+		str("-");
+	return udec(v < 0 ? -(unsigned long)v : (unsigned long)v);
 }
 
 SigSafeBuf &SigSafeBuf::hex(unsigned long v) noexcept
@@ -66,12 +70,12 @@ const char *SigSafeBuf::c_str() noexcept
 	return buf_;
 }
 
-void SigSafeBuf::emit() noexcept
+void SigSafeBuf::emit(int fd) noexcept
 {
 	size_t off = 0;
 
 	while (off < len_) {
-		ssize_t r = write(2, buf_ + off, len_ - off);
+		ssize_t r = write(fd, buf_ + off, len_ - off);
 		if (r <= 0)
 			break;
 		off += r;

@@ -119,6 +119,22 @@ std::string prettyName(const char *raw)
 	}
 	for (size_t p; (p = s.find("(anonymous namespace)::")) != std::string::npos;)
 		s.erase(p, strlen("(anonymous namespace)::"));
+	/* a template function's demangled name starts with its return type: cut it */
+	if (s.find("operator") == std::string::npos) {
+		size_t cut = std::string::npos;
+		int depth = 0;
+
+		for (size_t i = 0; i < s.size(); i++) {
+			if (s[i] == '<' || s[i] == '(')
+				depth++;
+			else if (s[i] == '>' || s[i] == ')')
+				depth--;
+			else if (s[i] == ' ' && !depth)
+				cut = i;
+		}
+		if (cut != std::string::npos)
+			s.erase(0, cut + 1);
+	}
 	/* one awk field, like a kernel symbol */
 	std::replace(s.begin(), s.end(), ' ', '_');
 	return s;

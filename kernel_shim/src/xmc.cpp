@@ -34,10 +34,14 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <asm/ptrace.h>
 #include <asm/sections.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/disasm.h>
+#include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
@@ -185,6 +189,8 @@ struct Exempt {
 	XmcViolation v;
 };
 Exempt exempt[NR_CPUS];
+/* Per CPU: the last write of the last operation it was reported stale at (R2). */
+u64 staleReported[NR_CPUS];
 
 std::mutex regionLock;
 Region regions[kRegionsMax];
@@ -200,6 +206,27 @@ char firstText[4096];
 size_t firstLen;
 /* A write is being checked: a crash on another CPU waits for its verdict. */
 int busy;
+/* An operation is open: a crash waits a little for its verdict at the return. */
+int opActive;
+
+/*
+ * R5: trap returns the INT3 path recorded, per CPU (SPSC ring: the CPU in
+ * its SIGTRAP handler produces, the writer consumes).
+ */
+struct EmuRec {
+	unsigned long site;		/* the INT3's address */
+	unsigned long sp0, flags, top0;	/* as trapped; top0 = the word at sp0 */
+	unsigned long ip1, sp1, top1;	/* as resumed; top1 = the word at sp1 */
+};
+
+constexpr unsigned int kEmuRing = 64;
+
+struct alignas(SMP_CACHE_BYTES) EmuRing {
+	u64 head, tail;
+	unsigned long dropped;
+	EmuRec rec[kEmuRing];
+};
+EmuRing emuRings[NR_CPUS];
 
 void (*reporter)(const XmcViolation &v);
 bool (*syncPending)(int cpu);
@@ -633,6 +660,11 @@ void takeStaleAtEntry()
 
 		if (!__atomic_load_n(&c->staleHave, __ATOMIC_ACQUIRE))
 			continue;
+		if (c->staleOpEnd <= staleReported[cpu]) {
+			/* reported at that operation's return already: one fault, one report */
+			__atomic_store_n(&c->staleHave, 0, __ATOMIC_RELEASE);
+			continue;
+		}
 		if (exempt[cpu].have && exempt[cpu].serial == c->staleSerial)
 			v = exempt[cpu].v;
 		v.rule = XmcRule::StaleAtEntry;
@@ -640,7 +672,7 @@ void takeStaleAtEntry()
 		v.ip = c->staleIp;
 		v.cpuSerial = c->staleSerial;
 		if (!v.op)
-			v.op = "an operation that returned";
+			v.op = "an earlier operation";
 		exempt[cpu].have = false;
 		__atomic_store_n(&c->staleHave, 0, __ATOMIC_RELEASE);
 		report(v);
@@ -657,6 +689,7 @@ void opOpen(const char *what, bool implicit, bool int3Batch)
 	op->phase = 0;
 	op->first = op->last = 0;
 	memset(reportedInOp, 0, sizeof(reportedInOp));
+	__atomic_store_n(&opActive, 1, __ATOMIC_RELEASE);
 	if (int3Batch) {
 		op->intents.swap(queuedIntents);
 		queuedIntents.clear();
@@ -697,10 +730,216 @@ void opForget()
 	op->open = false;
 }
 
-/* The operation returns: R2 for every online CPU, then forget it. */
-void opClose()
+/* The old bytes of intent @in's site, as the operation found them. */
+void oldBytes(const Intent &in, u8 *out)
+{
+	for (unsigned int i = 0; i < in.len; i++) {
+		const ByteHist *b = findByte(in.addr + i);
+
+		out[i] = b ? b->old : *(const volatile u8 *)(in.addr + i);
+	}
+}
+
+/* A violation on intent @in's site: old bytes, the requested ones, and @now. */
+XmcViolation intentViolation(XmcRule rule, int cpu, const Intent &in, const u8 *now)
+{
+	XmcViolation v = {};
+
+	v.rule = rule;
+	v.cpu = cpu;
+	v.op = op->what;
+	v.opFirst = op->first;
+	v.site = in.addr;
+	v.len = in.len;
+	oldBytes(in, v.oldBytes);
+	memcpy(v.newBytes, in.bytes, in.len);
+	for (unsigned int i = 0; i < in.len; i++) {
+		v.nposs[i] = 1;
+		v.poss[i][0] = now[i];
+	}
+	memcpy(v.tornBytes, now, in.len);
+	v.tornLen = in.len;
+	return v;
+}
+
+/* R4 at an INT3 batch's return: every site holds what its caller asked for. */
+void checkFinished()
+{
+	int writer = tlsCpu >= 0 ? tlsCpu : 0;
+
+	for (const auto &[addr, in] : op->intents) {
+		u8 now[kSiteMax];
+		bool ok;
+
+		for (unsigned int i = 0; i < in.len; i++) {
+			const ByteHist *b = findByte(addr + i);
+
+			now[i] = b ? currentValue(b) : *(const volatile u8 *)(addr + i);
+		}
+		ok = !memcmp(now, in.bytes, in.len);
+		for (unsigned int k = 0; k < in.nalt && !ok; k++)
+			ok = !memcmp(now, in.alt[k], in.len);
+		stats.siteChecks++;
+		if (!ok)
+			report(intentViolation(XmcRule::Unfinished, writer, in, now));
+	}
+}
+
+/*
+ * R5 on one instruction: where a CPU that executed @insn (the bytes of
+ * intent @in's site, or its old ones) in the trapped state @r would resume.
+ * False if the model does not know the instruction's effect (it then
+ * accepts no outcome from this candidate).
+ */
+struct Outcome {
+	unsigned long ip, sp;
+	bool push;
+	unsigned long pushed;
+};
+
+bool ccTrue(unsigned int cc, unsigned long flags)
+{
+	bool cf = flags & X86_EFLAGS_CF, zf = flags & X86_EFLAGS_ZF, sf = flags & X86_EFLAGS_SF,
+	     of = flags & X86_EFLAGS_OF, pf = flags & X86_EFLAGS_PF, t;
+
+	switch (cc >> 1) {
+	case 0: t = of; break;
+	case 1: t = cf; break;
+	case 2: t = zf; break;
+	case 3: t = cf || zf; break;
+	case 4: t = sf; break;
+	case 5: t = pf; break;
+	case 6: t = sf != of; break;
+	default: t = (sf != of) || zf; break;
+	}
+	return (cc & 1) ? !t : t;
+}
+
+bool outcomeOf(const u8 *insn, unsigned int len, unsigned long site, const EmuRec &r, Outcome *o)
+{
+	ZydisDecodedInstruction zi;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZyanU64 target = 0;
+	unsigned long next;
+	bool rel;
+
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(zydisDecoder(), insn, len, &zi, ops)))
+		return false;
+	next = site + zi.length;
+	rel = zi.operand_count_visible == 1 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+	      ops[0].imm.is_relative &&
+	      ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi, &ops[0], site, &target));
+	*o = Outcome{next, r.sp0, false, 0};
+	if (zi.mnemonic == ZYDIS_MNEMONIC_NOP)
+		return true;
+	if (zi.mnemonic == ZYDIS_MNEMONIC_JMP && rel) {
+		o->ip = target;
+		return true;
+	}
+	if (zi.mnemonic == ZYDIS_MNEMONIC_CALL && rel) {
+		*o = Outcome{target, r.sp0 - 8, true, next};
+		return true;
+	}
+	if (zi.mnemonic == ZYDIS_MNEMONIC_RET && !zi.operand_count_visible) {
+		*o = Outcome{r.top0, r.sp0 + 8, false, 0};
+		return true;
+	}
+	if (zi.meta.category == ZYDIS_CATEGORY_COND_BR && rel &&
+	    ((zi.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && (zi.opcode & 0xf0) == 0x70) ||
+	     (zi.opcode_map == ZYDIS_OPCODE_MAP_0F && (zi.opcode & 0xf0) == 0x80))) {
+		if (ccTrue(zi.opcode & 0xf, r.flags))
+			o->ip = target;
+		return true;
+	}
+	return false;
+}
+
+std::string outcomeText(const Outcome &o, const EmuRec &r, bool sayUnchanged = false)
+{
+	std::string s = fmt::format("{} [{:#x}]", traceSymbol(o.ip, true), o.ip);
+
+	if (o.sp != r.sp0)
+		s += fmt::format(", sp {:+d}", (long)(o.sp - r.sp0));
+	else if (sayUnchanged)
+		s += ", sp unchanged";
+	if (o.push)
+		s += fmt::format(", return address {:#x} pushed", o.pushed);
+	return s;
+}
+
+/* R5 on one trap return. */
+void checkEmulation(int cpu, const EmuRec &r)
+{
+	const Intent *in = intentAt(r.site);
+	u8 cand[kCands][kSiteMax];
+	unsigned int ncand = 0;
+	bool known = false;
+	std::string want;
+
+	if (!in || in->addr != r.site || !op->int3Batch)
+		return;		/* not this batch's site (a late record of an earlier one) */
+	stats.emulations++;
+	/* Resumed at the site itself: it fetches the site again. */
+	if (r.ip1 == r.site && r.sp1 == r.sp0)
+		return;
+	oldBytes(*in, cand[ncand++]);
+	memcpy(cand[ncand++], in->bytes, in->len);
+	for (unsigned int k = 0; k < in->nalt; k++)
+		memcpy(cand[ncand++], in->alt[k], in->len);
+	for (unsigned int c = 0; c < ncand; c++) {
+		Outcome o;
+
+		if (!outcomeOf(cand[c], in->len, r.site, r, &o))
+			continue;
+		known = true;
+		if (o.ip == r.ip1 && o.sp == r.sp1 && (!o.push || o.pushed == r.top1))
+			return;
+		want += fmt::format("{}{} instruction: {}", want.empty() ? "" : "; ",
+				    c == 0 ? "the old" : c == 1 ? "the new" : "an earlier requested",
+				    outcomeText(o, r));
+	}
+	if (!known) {
+		stats.emulations--;	/* nothing the model knows how to check */
+		return;
+	}
+
+	XmcViolation v = intentViolation(XmcRule::Int3Misemulated, cpu, *in, cand[1]);
+	Outcome got = {r.ip1, r.sp1, r.sp1 < r.sp0, r.top1};
+
+	v.tornLen = 0;
+	v.detail = fmt::format("resumed at {}; expected, after {}", outcomeText(got, r, true),
+			       want);
+	report(v);
+}
+
+/* R5 for every trap return the CPUs recorded since the last look. */
+void takeEmulations()
+{
+	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		EmuRing *e = &emuRings[cpu];
+		u64 head = __atomic_load_n(&e->head, __ATOMIC_ACQUIRE);
+
+		while (e->tail < head) {
+			EmuRec r = e->rec[e->tail % kEmuRing];
+
+			__atomic_store_n(&e->tail, e->tail + 1, __ATOMIC_RELEASE);
+			if (op->open)
+				checkEmulation(cpu, r);
+		}
+	}
+}
+
+/*
+ * The operation returns (@returning; false: it goes on in a new one, the
+ * model's capacity reached): R4 and R5 for an INT3 batch, R2 for every
+ * online CPU, then forget it.
+ */
+void opClose(bool returning = true)
 {
 	takeFresh();
+	takeEmulations();
+	if (returning && op->int3Batch)
+		checkFinished();
 
 	/*
 	 * Publish the return before looking at the CPUs: a CPU that leaves
@@ -768,10 +1007,12 @@ void opClose()
 		}
 		report(v);
 		forgive(cpu, op->last);
+		staleReported[cpu] = op->last;
 	}
 	stats.ops++;
 
 	opForget();
+	__atomic_store_n(&opActive, 0, __ATOMIC_RELEASE);
 	takeStaleAtEntry();
 }
 
@@ -812,6 +1053,31 @@ void checkInt3Armed(const ByteHist *b)
 		if (int3LiveGlobal || int3Live[cpu])
 			continue;
 		report(siteViolation(XmcRule::Int3Unpublished, cpu, b, 0));
+		return;
+	}
+}
+
+/* R4, at a write of an INT3 batch: report its first changed byte outside every site. */
+void checkStray(unsigned long a, const u8 *before, const u8 *after, size_t len, int writer)
+{
+	for (size_t i = 0; i < len; i++) {
+		XmcViolation v = {};
+
+		if (before[i] == after[i] || intentAt(a + i))
+			continue;
+		v.rule = XmcRule::StrayWrite;
+		v.cpu = writer >= 0 ? writer : 0;
+		v.op = op->what;
+		v.site = a + i;
+		v.len = (unsigned int)std::min<size_t>(len - i, kSiteMax);
+		for (unsigned int k = 0; k < v.len; k++) {
+			v.nposs[k] = 2;
+			v.poss[k][0] = before[i + k];
+			v.poss[k][1] = after[i + k];
+		}
+		memcpy(v.oldBytes, before + i, v.len);
+		memcpy(v.newBytes, after + i, v.len);
+		report(v);
 		return;
 	}
 }
@@ -885,10 +1151,15 @@ void xmcDeathNote() noexcept
 	size_t n;
 	ssize_t r;
 
-	/* A crash may race the check of the very write that caused it: give it 200 ms. */
+	/*
+	 * A crash may race the check of the very write that caused it, or
+	 * the checks at the return of the operation it happened in: give
+	 * them 200 ms.
+	 */
 	do {
 		n = __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE);
-		if (n || !__atomic_load_n(&busy, __ATOMIC_ACQUIRE))
+		if (n || (!__atomic_load_n(&busy, __ATOMIC_ACQUIRE) &&
+			  !__atomic_load_n(&opActive, __ATOMIC_ACQUIRE)))
 			break;
 	} while (clockNs() - t0 < 200000000ull);
 	n = __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE);
@@ -948,13 +1219,19 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 		const char *what = op->what;
 		bool implicit = op->implicit, b = op->int3Batch;
 		int phase = op->phase;
+		std::map<unsigned long, Intent> sites = op->intents;
 
-		opClose();
+		opClose(false);
 		opOpen(what, implicit, b);
 		op->phase = phase;
+		op->intents.swap(sites);
 	}
 	if (!op->open)
 		opOpen("text_poke", true, false);
+
+	/* R4: an INT3 batch writes only inside the sites it was given. */
+	if (op->int3Batch)
+		checkStray(a, before, after, len, writer);
 
 	/* Outside an INT3 batch, the write is its own site: what it wrote is the new text. */
 	in = intentAt(a);
@@ -979,6 +1256,7 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 	__atomic_store_n(&xmcWriteSeq, seq, __ATOMIC_SEQ_CST);
 
 	takeFresh();
+	takeEmulations();
 
 	/*
 	 * R1: every CPU that may fetch this text, grouped by its last
@@ -1101,6 +1379,32 @@ void xmcFirstFetch(int cpu, unsigned long ip) noexcept
 	}
 }
 
+void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) noexcept
+{
+	int cpu = tlsCpu;
+
+	if (xmcEnabled && cpu >= 0) {
+		EmuRing *e = &emuRings[cpu];
+		u64 head = e->head;
+
+		if (head - __atomic_load_n(&e->tail, __ATOMIC_ACQUIRE) < kEmuRing) {
+			EmuRec *r = &e->rec[head % kEmuRing];
+
+			r->site = before->ip - 1;	/* the trap reports the byte after the INT3 */
+			r->sp0 = before->sp;
+			r->flags = before->flags;
+			r->top0 = *(const unsigned long *)before->sp;
+			r->ip1 = after->ip;
+			r->sp1 = after->sp;
+			r->top1 = *(const unsigned long *)after->sp;
+			__atomic_store_n(&e->head, head + 1, __ATOMIC_RELEASE);
+		} else {
+			__atomic_store_n(&e->dropped, e->dropped + 1, __ATOMIC_RELAXED);
+		}
+	}
+	xmcEret();
+}
+
 void xmcOpBegin(const char *what, bool int3Batch) noexcept
 {
 	if (!xmcEnabled || !op)
@@ -1213,6 +1517,7 @@ XmcStats xmcStats() noexcept
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		s.serialisations += __atomic_load_n(&xmcCpus[cpu].serialCount, __ATOMIC_RELAXED);
 		s.entryChecks += __atomic_load_n(&xmcCpus[cpu].entryChecks, __ATOMIC_RELAXED);
+		s.emuSkipped += __atomic_load_n(&emuRings[cpu].dropped, __ATOMIC_RELAXED);
 	}
 	return s;
 }
@@ -1228,6 +1533,9 @@ XmcStats operator-(const XmcStats &a, const XmcStats &b) noexcept
 	d.returnChecks = a.returnChecks - b.returnChecks;
 	d.entryChecks = a.entryChecks - b.entryChecks;
 	d.int3Checks = a.int3Checks - b.int3Checks;
+	d.siteChecks = a.siteChecks - b.siteChecks;
+	d.emulations = a.emulations - b.emulations;
+	d.emuSkipped = a.emuSkipped - b.emuSkipped;
 	d.serialisations = a.serialisations - b.serialisations;
 	d.violations = a.violations - b.violations;
 	d.more = a.more - b.more;
@@ -1244,6 +1552,9 @@ XmcStats &operator+=(XmcStats &a, const XmcStats &b) noexcept
 	a.returnChecks += b.returnChecks;
 	a.entryChecks += b.entryChecks;
 	a.int3Checks += b.int3Checks;
+	a.siteChecks += b.siteChecks;
+	a.emulations += b.emulations;
+	a.emuSkipped += b.emuSkipped;
 	a.serialisations += b.serialisations;
 	a.violations += b.violations;
 	a.more += b.more;
@@ -1292,6 +1603,9 @@ void xmcReset() noexcept
 		c->staleHave = 0;
 		int3Live[cpu] = false;
 		exempt[cpu].have = false;
+		staleReported[cpu] = 0;
+		emuRings[cpu].head = emuRings[cpu].tail = 0;
+		emuRings[cpu].dropped = 0;
 		violationsOn[cpu] = 0;
 	}
 	int3LiveGlobal = false;
@@ -1322,6 +1636,12 @@ const char *xmcRuleName(XmcRule r)
 		return "INT3 without its handler";
 	case XmcRule::Int3Unpublished:
 		return "INT3 before its refs";
+	case XmcRule::StrayWrite:
+		return "write outside the batch";
+	case XmcRule::Unfinished:
+		return "site left unfinished";
+	case XmcRule::Int3Misemulated:
+		return "INT3 emulated wrongly";
 	}
 	return "?";
 }

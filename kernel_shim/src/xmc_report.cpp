@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <kernel_shim/disasm.h>
+#include <kernel_shim/plural.h>
 #include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 
@@ -82,7 +83,7 @@ std::string xmcFormat(const XmcViolation &v)
 	case XmcRule::StaleAtEntry:
 		s += fmt::format(": reached instrumentable code at {} after leaving an extended "
 				 "quiescent state without serialising since {} returned",
-				 traceSymbol(v.ip, true), v.op ? v.op : "an operation");
+				 traceSymbol(v.ip, true), v.op ? v.op : "an earlier operation");
 		break;
 	case XmcRule::Int3Orphaned:
 		s += fmt::format(": {} drained its INT3 refs while it could still fetch an INT3 "
@@ -92,43 +93,65 @@ std::string xmcFormat(const XmcViolation &v)
 		s += fmt::format(": {} wrote an INT3 it may fetch before publishing its refs",
 				 v.op);
 		break;
+	case XmcRule::StrayWrite:
+		s += fmt::format(": {} wrote a byte outside every site it was given", v.op);
+		break;
+	case XmcRule::Unfinished:
+		s += fmt::format(": {} returned with the site holding other bytes than its "
+				 "caller asked for", v.op);
+		break;
+	case XmcRule::Int3Misemulated:
+		s += fmt::format(": it trapped on the INT3 of {} and resumed as neither the "
+				 "site's old nor its new instruction would", v.op);
+		break;
 	}
 	if (!v.len)
 		return s + "\n";
-	s += "\n  possible bytes:";
-	for (unsigned int i = 0; i < v.len; i++) {
-		std::string alt;
+	/* what the CPU could fetch; the rules on a site's final bytes have no such set */
+	if (v.rule != XmcRule::Unfinished && v.rule != XmcRule::Int3Misemulated) {
+		s += "\n  possible bytes:";
+		for (unsigned int i = 0; i < v.len; i++) {
+			std::string alt;
 
-		for (unsigned int k = 0; k < v.nposs[i]; k++)
-			alt += fmt::format("{}{:02x}", k ? "|" : "", v.poss[i][k]);
-		s += " [" + alt + "]";
+			for (unsigned int k = 0; k < v.nposs[i]; k++)
+				alt += fmt::format("{}{:02x}", k ? "|" : "", v.poss[i][k]);
+			s += " [" + alt + "]";
+		}
 	}
 	s += fmt::format("\n  old:  {:<44} {}\n  new:  {:<44} {}\n", hex(v.oldBytes, v.len),
 			 decode(v.oldBytes, v.len, v.site), hex(v.newBytes, v.len),
 			 decode(v.newBytes, v.len, v.site));
 	if (v.tornLen)
-		s += fmt::format("  torn: {:<44} {}\n", hex(v.tornBytes, v.tornLen),
-				 decode(v.tornBytes, v.tornLen, v.site));
+		s += fmt::format("  {} {:<44} {}\n", v.rule == XmcRule::Unfinished ? "now: " : "torn:",
+				 hex(v.tornBytes, v.tornLen), decode(v.tornBytes, v.tornLen, v.site));
+	if (!v.detail.empty())
+		s += "  " + v.detail + "\n";
 	return s;
 }
 
 std::string xmcVerdict(const XmcStats &s)
 {
 	std::string what = fmt::format(
-		"model of cross-modifying code (SDM Vol. 3A 8.1.3): {} text writes ({} bytes) in {} "
-		"operations; checked {} fetch windows, {} CPUs at "
-		"returns, {} kernel entries, {} INT3 refs checks; {} serialisations seen",
-		s.writes, s.bytes, s.ops, s.windows, s.returnChecks, s.entryChecks, s.int3Checks,
-		s.serialisations);
+		"model of cross-modifying code (SDM Vol. 3A 8.1.3): {} ({} bytes) in {}; checked {}, "
+		"{} at returns, {}, {}, {} at returns, {}",
+		nOf(s.writes, "text write"), s.bytes, nOf(s.ops, "operation"),
+		nOf(s.windows, "fetch window"), nOf(s.returnChecks, "CPU"),
+		nOf(s.entryChecks, "kernel entry", "kernel entries"),
+		nOf(s.int3Checks, "INT3 refs check"), nOf(s.siteChecks, "site"),
+		nOf(s.emulations, "INT3 emulation"));
 
+	if (s.emuSkipped)
+		what += fmt::format(" ({} more not sampled)", s.emuSkipped);
+	what += fmt::format("; {} seen", nOf(s.serialisations, "serialisation"));
 	if (s.lost)
-		what += fmt::format("; {} windows or values past the model's capacity", s.lost);
+		what += fmt::format("; {} past the model's capacity",
+				    nOf(s.lost, "window or value", "windows or values"));
 	if (!xmcEnabled)
 		return "xmc: the cross-modifying-code model is off (pokelab.xmc=0) -> NOTHING CHECKED";
 	if (s.violations)
-		return fmt::format("xmc: {}; {} violations{} -> FAIL", what, s.violations,
-				   s.more ? fmt::format(" (and {} more windows of the same CPUs and "
-							"operations)", s.more)
+		return fmt::format("xmc: {}; {}{} -> FAIL", what, nOf(s.violations, "violation"),
+				   s.more ? fmt::format(" (and {} of the same CPUs and operations)",
+							nOf(s.more, "more window", "more windows"))
 					  : "");
 	if (!s.writes)
 		return fmt::format("xmc: no text written, the cross-modifying-code model had nothing "

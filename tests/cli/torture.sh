@@ -5,8 +5,8 @@
 #
 #   busted NAME [ARGS...]	pokelab.busted=NAME must end in FAILURE (exit 1), the
 #				first violation line naming the CPU and the site, the
-#				next its possible bytes; NAME "-" for none (a broken
-#				policy in ARGS, --ct-defer v5)
+#				next its possible bytes (or its old bytes); NAME "-" for
+#				none (a broken policy in ARGS, --ct-defer v5)
 #   correct [ARGS...]		the right protocol: SUCCESS (exit 0), 0 violations
 #   digest			--seed 7 --ops K twice: the same decision digest;
 #				--seed 8: another
@@ -40,7 +40,9 @@ busted)
 	first=$(grep -m1 -E "$line" "$out")
 	echo "$first" | grep -Eq "$line at .* \[0x[0-9a-f]+\]" ||
 		fail "pokelab.busted=$name: the first violation does not name a CPU and a site"
-	grep -A1 -m1 -E "$line" "$out" | grep -Eq '^  possible bytes: (\[[0-9a-f|]+\] ?)+$' ||
+	# the bytes a CPU could fetch, or (rules on a site's final bytes) its old ones
+	grep -A1 -m1 -E "$line" "$out" |
+		grep -Eq '^  (possible bytes: (\[[0-9a-f|]+\] ?)+|old: +([0-9a-f]{2} )+ .*)$' ||
 		fail "pokelab.busted=$name: the first violation does not show the bytes"
 	echo "pokelab.busted=$name: $first"
 	;;

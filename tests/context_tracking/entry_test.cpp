@@ -155,8 +155,9 @@ TEST_F(EntryBusted, ModelReportsTheLostFlushAtTheSyscall)
 	EXPECT_TRUE(v.rule == kshim::XmcRule::StaleAtEntry || v.rule == kshim::XmcRule::Torn ||
 		    v.rule == kshim::XmcRule::Stale) << kshim::xmcFormat(v);
 	EXPECT_EQ(v.cpu, kIsolated);
-	if (v.rule == kshim::XmcRule::StaleAtEntry)
+	if (v.rule == kshim::XmcRule::StaleAtEntry) {
 		EXPECT_NE(v.ip, 0u);
+	}
 	/* the site it could still fetch stale: entry_test_site's, with its bytes */
 	EXPECT_GE(v.site, (unsigned long)entry_test_site);
 	EXPECT_LT(v.site, (unsigned long)entry_test_site + 64);

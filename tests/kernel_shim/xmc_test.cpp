@@ -12,6 +12,7 @@
 
 #include <cstring>
 
+#include <asm/ptrace.h>
 #include <asm/sections.h>
 #include <asm/sync_core.h>
 #include <kernel_shim/cpu.h>
@@ -32,6 +33,7 @@ namespace {
 using kshim::XmcRule;
 
 const u8 kNop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+const u8 kNop6[6] = {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00};
 const u8 kJmp[5] = {0xe9, 0x10, 0x00, 0x00, 0x00};
 const u8 kInt3 = 0xcc;
 
@@ -84,6 +86,16 @@ protected:
 			kshim::xmcInt3RefsPublish(cpu);
 		kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
 	}
+	/* Phases 1 and 2 of that batch, each followed by a sync of every CPU. */
+	void int3AndTail()
+	{
+		kshim::xmcPhase(1);
+		write1(16, kInt3);
+		allSerialise();
+		kshim::xmcPhase(2);
+		write(17, kJmp + 1, 4);
+		allSerialise();
+	}
 	void drainAll()
 	{
 		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
@@ -118,12 +130,7 @@ protected:
 TEST_F(Xmc, ThreePhasesWithThreeSyncsAreClean)
 {
 	batchBegin();
-	kshim::xmcPhase(1);
-	write1(16, kInt3);
-	allSerialise();
-	kshim::xmcPhase(2);
-	write(17, kJmp + 1, 4);
-	allSerialise();
+	int3AndTail();
 	kshim::xmcPhase(3);
 	write1(16, kJmp[0]);
 	allSerialise();
@@ -409,6 +416,121 @@ TEST_F(Xmc, ASiteQueuedTwiceMayBeFetchedAsEitherRequest)
 	drainAll();
 	kshim::xmcOpEnd();
 	EXPECT_EQ(violations(), 0u);
+}
+
+TEST_F(Xmc, BatchThatLeavesAnInt3IsUnfinished)
+{
+	batchBegin();
+	int3AndTail();
+	/* phase 3 forgotten: every CPU serialised, so only the site's final bytes are wrong */
+	drainAll();
+	kshim::xmcOpEnd();
+	ASSERT_EQ(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::Unfinished);
+	EXPECT_EQ(first().site, (unsigned long)(text_ + 16));
+	EXPECT_EQ(first().tornBytes[0], kInt3) << kshim::xmcFormat(first());
+	EXPECT_EQ(first().newBytes[0], kJmp[0]);
+	EXPECT_EQ(kshim::xmcStats().siteChecks, 1u);
+}
+
+TEST_F(Xmc, BatchThatWritesPastItsSiteIsStray)
+{
+	const u8 tail[5] = {0x10, 0x00, 0x00, 0x00, 0x99};
+
+	batchBegin();
+	kshim::xmcPhase(1);
+	write1(16, kInt3);
+	allSerialise();
+	kshim::xmcPhase(2);
+	write(17, tail, 5);	/* one byte too many: +21 is the next instruction */
+	ASSERT_GE(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::StrayWrite);
+	EXPECT_EQ(first().site, (unsigned long)(text_ + 21));
+	EXPECT_EQ(first().oldBytes[0], kNop5[0]);
+	EXPECT_EQ(first().newBytes[0], 0x99);
+}
+
+/* R5: the INT3 at +16 is emulated on CPU 0 (this thread) as @ip1/@sp1/@top1 say. */
+class XmcEmulation : public Xmc
+{
+protected:
+	void trapAndResume(unsigned long ip1, long spDelta, unsigned long flags = 0x202)
+	{
+		struct pt_regs before = {}, after;
+
+		before.ip = (unsigned long)(text_ + 17);
+		before.sp = (unsigned long)&stack_[8];
+		before.flags = flags;
+		after = before;
+		after.ip = ip1;
+		after.sp = before.sp + spDelta;
+		if (spDelta < 0)
+			*(unsigned long *)after.sp = (unsigned long)(text_ + 16 + len_);
+		kshim::xmcInt3Return(&before, &after);
+	}
+	/*
+	 * A one-site batch at +16, from a NOP of @len bytes to @insn, with the
+	 * trap in the middle; returns the violations found at its return.
+	 */
+	unsigned long batch(const u8 *insn, unsigned int len, unsigned long ip1, long spDelta,
+			    unsigned long flags = 0x202)
+	{
+		unsigned long before = violations();
+
+		memcpy(text_ + 16, len == 6 ? kNop6 : kNop5, len);
+		len_ = len;
+		kshim::xmcIntent(text_ + 16, insn, len);
+		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
+			kshim::xmcInt3RefsPublish(cpu);
+		kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
+		write1(16, kInt3);
+		allSerialise();
+		trapAndResume(ip1, spDelta, flags);
+		write(17, insn + 1, len - 1);
+		allSerialise();
+		write1(16, insn[0]);
+		allSerialise();
+		drainAll();
+		kshim::xmcOpEnd();
+		return violations() - before;
+	}
+	unsigned long at(unsigned int off) { return (unsigned long)(text_ + off); }
+	kshim::XmcViolation last() { return kshim::xmcViolations().back(); }
+
+	unsigned long stack_[16] = {};
+	unsigned int len_ = 5;
+};
+
+TEST_F(XmcEmulation, AJmpResumesAtItsTargetOrTheOldNop)
+{
+	EXPECT_EQ(batch(kJmp, 5, at(16 + 5 + 0x10), 0), 0u);
+	EXPECT_EQ(batch(kJmp, 5, at(21), 0), 0u) << "the old NOP5, emulated, is allowed too";
+	EXPECT_EQ(batch(kJmp, 5, at(16), 0), 0u) << "back at the site, to fetch it again";
+	EXPECT_EQ(kshim::xmcStats().emulations, 3u);
+	EXPECT_EQ(batch(kJmp, 5, at(17), 0), 1u) << "past the INT3 byte only";
+	EXPECT_EQ(last().rule, XmcRule::Int3Misemulated);
+	EXPECT_NE(last().detail.find("the new instruction"), std::string::npos)
+		<< kshim::xmcFormat(last());
+}
+
+TEST_F(XmcEmulation, ACallPushesItsReturnAddress)
+{
+	const u8 call[5] = {0xe8, 0x10, 0x00, 0x00, 0x00};
+
+	EXPECT_EQ(batch(call, 5, at(16 + 5 + 0x10), -8), 0u);
+	EXPECT_EQ(batch(call, 5, at(16 + 5 + 0x10), 0), 1u) << "a CALL emulated as a JMP";
+	EXPECT_EQ(last().rule, XmcRule::Int3Misemulated);
+}
+
+TEST_F(XmcEmulation, AJccFollowsTheFlags)
+{
+	/* JZ.d32 +0x10 over a NOP6; ZF (0x40) decides */
+	const u8 jz[6] = {0x0f, 0x84, 0x10, 0x00, 0x00, 0x00};
+
+	EXPECT_EQ(batch(jz, 6, at(16 + 6 + 0x10), 0, 0x246), 0u) << "ZF set: taken";
+	EXPECT_EQ(batch(jz, 6, at(22), 0, 0x202), 0u) << "ZF clear: falls through";
+	EXPECT_EQ(batch(jz, 6, at(16 + 6 + 0x10), 0, 0x202), 1u) << "ZF clear, yet taken";
+	EXPECT_EQ(last().rule, XmcRule::Int3Misemulated);
 }
 
 } /* namespace */

@@ -19,12 +19,14 @@
 #include <kernel_shim/machine.h>
 
 #include "command.h"
+#include "options.h"
 #include <workloads/bpf_stats.h>
 #include <kernel_shim/trace_output.h>
 
 namespace {
 
 using pokelab::kExitUsage;
+using pokelab::wholeNumber;
 
 int usageError(const std::string &msg)
 {
@@ -59,22 +61,6 @@ struct DemoOptions {
 	bool traceCpusSet = false;
 };
 
-/* "abc" or "0" for --cpus: name the value and the accepted form. */
-CLI::Validator wholeNumber(unsigned long lo, unsigned long hi)
-{
-	return CLI::Validator(
-		[lo, hi](std::string &v) -> std::string {
-			char *end;
-			unsigned long n = strtoul(v.c_str(), &end, 10);
-
-			if (v.empty() || *end || v[0] == '-' || n < lo || n > hi)
-				return fmt::format("{}: expected a whole number from {} to {}", v, lo,
-						   hi);
-			return "";
-		},
-		fmt::format("{}..{}", lo, hi));
-}
-
 int runDemo(const DemoOptions &o)
 {
 	std::string cmdline = joinParams(o.params);
@@ -102,13 +88,15 @@ int runDemo(const DemoOptions &o)
 		cmdline += " nohz_full=" + o.nohzFull;
 	if (!o.ctDefer.empty())
 		cmdline += " pokelab.ct_defer=" + o.ctDefer;
-	if (kshim::boot(cmdline, &err))
+	if (kshim::boot(cmdline, &err, true))
 		return usageError(err);
 	if (nr_cpu_ids < 2) {
 		kshim::shutdown();
-		return usageError(fmt::format("the demo needs at least 2 CPUs (CPU 0 patches, the "
-					      "others run the sites); got nr_cpus={}", nr_cpu_ids));
+		return usageError(fmt::format("nr_cpus={}: the demo needs at least 2 CPUs (CPU 0 "
+					      "patches, the others run the sites); expected "
+					      "nr_cpus=2..512", nr_cpu_ids));
 	}
+	fmt::print(stderr, "{}\n", kshim::smpBootLine());
 	if (o.traceCpusSet && !kshim::parseTraceCpus(o.traceCpus, nr_cpu_ids, &filter, &err)) {
 		kshim::shutdown();
 		return usageError(err);

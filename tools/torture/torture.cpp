@@ -32,6 +32,8 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
+#include <kernel_shim/plural.h>
+#include <kernel_shim/sigsafe.h>
 #include <kernel_shim/torture.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
@@ -42,6 +44,7 @@
 #include <pokelab/text_poke_stats.h>
 
 #include "command.h"
+#include "options.h"
 #include "torture.h"
 #include "torture_text.h"
 
@@ -51,13 +54,14 @@ namespace {
 
 constexpr unsigned int kDecisionStream = 0;	/* stream 1 is the delays' (torture.cpp) */
 constexpr int kStatusSeconds = 10;
+constexpr unsigned long kShown = 3;	/* violations printed in full */
 
 struct Options {
 	unsigned int duration = 60;
 	unsigned long long seed = 0;
 	bool seedSet = false;
 	unsigned long ops = 0;		/* 0: run for --duration */
-	unsigned int cpus = 0;		/* 0: max(4, PUs) */
+	unsigned int cpus = 0;		/* 0: nr_cpus= from the parameters, else max(4, PUs) */
 	std::string nohzFull;
 	bool nohzFullSet = false;
 	std::string ctDefer;
@@ -205,34 +209,41 @@ std::string counters()
 		ipis += kshim::cpuStats(cpu).ipiReceived;
 		flushes += pokelab::ctWorkFlushed(cpu);
 	}
-	return fmt::format("{} batches, {} text writes, {} INT3 emulated, {} IPIs, {} deferred "
-			   "flushes, {} violations",
-			   pokelab::textPokeStats().batches, kshim::xmcStats().writes, int3, ipis,
-			   flushes, kshim::xmcStats().violations);
+	/* the port's own counts: they go on with the model off (pokelab.xmc=0) */
+	return fmt::format("{}, {}, {} emulated, {}, {}, {}",
+			   kshim::nOf(pokelab::textPokeStats().batches, "batch", "batches"),
+			   kshim::nOf(pokelab::textPokeStats().pokes, "text write"),
+			   kshim::nOf(int3, "INT3"), kshim::nOf(ipis, "IPI"),
+			   kshim::nOf(flushes, "deferred flush", "deferred flushes"),
+			   kshim::nOf(kshim::xmcStats().violations, "violation"));
 }
 
 void reportViolation(const kshim::XmcViolation &v)
 {
-	/* the first few in full, as they are found; the run stops at the first */
-	if (violationsSeen.fetch_add(1) < 3) {
+	/* the first few in full, as they are found; the run stops soon after the first */
+	if (violationsSeen.fetch_add(1) < kShown) {
 		fmt::print("{}", kshim::xmcFormat(v));
 		std::fflush(stdout);
 	}
 	stopAll.store(true);
 }
 
-/* A crash after a reported violation still ends as the run's FAILURE. */
+/*
+ * A crash (a BUG, an unclaimed INT3, a fatal signal) ends the run as a
+ * FAILURE, on stdout and stderr, saying whether the model had seen it
+ * coming. Runs last among the death hooks (after the model's note).
+ */
 void tortureDeathHook() noexcept
 {
-	char buf[128];
-	int n;
+	kshim::SigSafeBuf b;
 
-	if (!kshim::xmcReported())
-		return;
-	n = snprintf(buf, sizeof(buf), "torture: FAILURE (seed %llu): the model reported a "
-		     "violation before the crash above\n", (unsigned long long)seedUsed);
-	if (write(1, buf, n) < 0)
-		_exit(1);
+	b.str("torture: FAILURE (seed ").udec(seedUsed).str("): ")
+		.str(kshim::xmcReported() ? "the model reported a violation before the crash above"
+					  : "crashed (above); the model reported nothing before it")
+		.str("\n");
+	std::fflush(stdout);
+	b.emit(1);
+	b.emit(2);
 	_exit(1);
 }
 
@@ -256,16 +267,23 @@ int run()
 	u64 t0, next, dur;
 	unsigned int n;
 
-	for (const std::string &p : opts.params)
+	bool paramCpus = false;
+
+	/* The options win over the same boot parameters: they come last, and the last one counts. */
+	for (const std::string &p : opts.params) {
 		cmdline += p + " ";
+		paramCpus |= p.rfind("nr_cpus=", 0) == 0;
+	}
 	if (opts.nohzFullSet && opts.nohzFull.empty()) {
 		fmt::print(stderr, "pokelab: --nohz-full: empty CPU list; expected e.g. --nohz-full "
 				   "2-3\n");
 		return 2;
 	}
-	if (!opts.cpus)
-		opts.cpus = std::max<unsigned int>(4, std::thread::hardware_concurrency());
-	cmdline += fmt::format("nr_cpus={}", opts.cpus);
+	if (opts.cpus)
+		cmdline += fmt::format("nr_cpus={}", opts.cpus);
+	else if (!paramCpus)
+		cmdline += fmt::format("nr_cpus={}",
+				       std::max<unsigned int>(4, std::thread::hardware_concurrency()));
 	if (!opts.nohzFull.empty())
 		cmdline += " nohz_full=" + opts.nohzFull;
 	if (!opts.ctDefer.empty())
@@ -278,6 +296,16 @@ int run()
 	n = nr_cpu_ids;
 
 	const struct cpumask *nohz = kshim::nohzFullMask();
+
+	if (n < 2) {
+		kshim::shutdown();
+		fmt::print(stderr, "pokelab: nr_cpus={}: torture needs at least 2 CPUs (writers and "
+				   "readers); expected nr_cpus=2..512\n", n);
+		return 2;
+	}
+	if (cpumask_empty(nohz) && !opts.ctDefer.empty() && opts.ctDefer != "off")
+		fmt::print(stderr, "pokelab: warning: --ct-defer {} only changes isolated CPUs, and "
+				   "none is isolated: add --nohz-full LIST\n", opts.ctDefer);
 
 	fmt::print("{}\n", kshim::machineLine());
 	fmt::print("torture: seed {}, {} CPUs ({} nohz_full), {}\n", seedUsed, n,
@@ -333,13 +361,18 @@ int run()
 	std::vector<std::string> bad = violationsSeen.load() ? std::vector<std::string>{}
 							      : checkKnobs();
 	bool success = x.violations == 0 && bad.empty() && x.writes > 0;
-	unsigned long decisions = 0;
+	unsigned long decisions = 0, shown = std::min(violationsSeen.load(), kShown);
 	u64 digest = 0xcbf29ce484222325ull;
+	bool complete = true;
 
 	for (unsigned int cpu = 0; cpu < n; cpu++) {
 		decisions += work[cpu].decisions;
 		digest = (digest ^ work[cpu].digest) * 0x100000001b3ull;
+		complete &= work[cpu].decisions == opts.ops;
 	}
+	if (violationsSeen.load() > shown)
+		fmt::print("({} not shown)\n",
+			   kshim::nOf(violationsSeen.load() - shown, "more violation"));
 	fmt::print("torture: {:.1f} s: {}\n", secs, counters());
 	fmt::print("{}\n", kshim::xmcVerdict(x));
 	fmt::print("throughput: {:.0f} text writes/s, {:.0f} model events/s, {} decisions\n",
@@ -355,14 +388,17 @@ int run()
 		fmt::print("knobs: {} in the state their last writer asked for ({} writes: {})\n",
 			   bad.empty() ? "all" : "NOT all", "per knob", s);
 	}
-	if (opts.ops)
+	if (opts.ops && complete)
 		fmt::print("decision digest: {:016x} ({} decisions per CPU, {} CPUs, seed {})\n",
 			   digest, opts.ops, n, seedUsed);
+	else if (opts.ops)
+		fmt::print("decision digest: none: the run stopped early, after {} of {} decisions "
+			   "({} per CPU)\n", decisions, (unsigned long)n * opts.ops, opts.ops);
 	if (success)
 		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
 	else
 		fmt::print("torture: FAILURE (seed {}): {}\n", seedUsed,
-			   x.violations ? fmt::format("{} violations", x.violations)
+			   x.violations ? kshim::nOf(x.violations, "violation")
 			   : !bad.empty()     ? "a knob did not end as asked"
 			   : !kshim::xmcEnabled ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
 						: "NOTHING CHECKED: no text was written");
@@ -381,17 +417,21 @@ void addTortureCommand(CLI::App &app)
 				 "injection, and let the cross-modifying-code model judge (SUCCESS or "
 				 "FAILURE)");
 	cmd->add_option("--duration", opts.duration, "Seconds to run (1..86400; default 60)")
-		->check(CLI::Range(1u, 86400u));
+		->check(wholeNumber(1, 86400));
 	cmd->add_option_function<unsigned long long>("--seed", [](unsigned long long v) {
 			opts.seed = v;
 			opts.seedSet = true;
-		}, "Seed of every random decision (default: from the clock; printed)");
+		}, "Seed of every random decision, decimal (default: from the clock; printed). "
+		   "It replays the decisions, not the threads' interleaving")
+		->check(wholeNumber(0, ~0ull));
 	cmd->add_option("--ops", opts.ops,
 			"Exactly this many decisions per CPU, then stop and print their digest "
 			"(1..1000000000; --duration is ignored)")
-		->check(CLI::Range(1ul, 1000000000ul));
-	cmd->add_option("--cpus", opts.cpus, "Simulated CPUs (2..512; default: 4 or the PUs)")
-		->check(CLI::Range(2u, 512u));
+		->check(wholeNumber(1, 1000000000));
+	cmd->add_option("--cpus", opts.cpus,
+			"Simulated CPUs (2..512; default: nr_cpus= if given, else 4 or the PUs if "
+			"more); boot parameter nr_cpus=")
+		->check(wholeNumber(2, 512));
 	cmd->add_option_function<std::string>("--nohz-full", [](const std::string &v) {
 			opts.nohzFull = v;
 			opts.nohzFullSet = true;

@@ -40,6 +40,67 @@ TORTURE_NOINSTR_USER(1)
 TORTURE_NOINSTR_USER(2)
 TORTURE_NOINSTR_USER(3)
 
+/*
+ * Instrumentable users of the same key, so that its batch mixes noinstr
+ * and instrumentable sites (in .text, below the noinstr section: the
+ * instrumentable ones come first in the batch's sorted array).
+ */
+__noinline unsigned long torture_mixed_user(unsigned long x)
+{
+	if (static_branch_unlikely(&torture_noinstr_key))
+		return x * 5 + 2;
+	return x + 9;
+}
+
+/*
+ * Sites the INT3 handler must emulate as something other than a NOP or a
+ * JMP, both patched by one two-entry batch:
+ *
+ *	torture_emu_call	CALL torture_emu_a (adds 1) <-> CALL torture_emu_b (adds 2)
+ *	torture_emu_jcc		JZ.d32 <-> JNZ.d32 to torture_emu_odd (adds 32; else 16)
+ *
+ * torture_emu_fn(x) = x + 1 + (even ? 32 : 16) in state 0, x + 2 + (odd ? 32 : 16) in
+ * state 1, the parity being that of the sum after the call.
+ */
+extern "C" unsigned long torture_emu_fn(unsigned long x);
+extern "C" const u8 torture_emu_call[];
+extern "C" const u8 torture_emu_jcc[];
+extern "C" const u8 torture_emu_a[];
+extern "C" const u8 torture_emu_b[];
+asm(".pushsection .text, \"ax\", @progbits\n"
+    ".globl torture_emu_fn\n"
+    ".type torture_emu_fn, @function\n"
+    ".balign 16\n"
+    "torture_emu_fn:\n"
+    "	mov %rdi, %rax\n"
+    ".globl torture_emu_call\n"
+    "torture_emu_call:\n"
+    "	call torture_emu_a\n"
+    "	test $1, %al\n"
+    ".globl torture_emu_jcc\n"
+    "torture_emu_jcc:\n"
+    "	.byte 0x0f, 0x84\n"
+    "	.long torture_emu_odd - . - 4\n"
+    "	add $16, %rax\n"
+    "	ret\n"
+    "torture_emu_odd:\n"
+    "	add $32, %rax\n"
+    "	ret\n"
+    ".size torture_emu_fn, . - torture_emu_fn\n"
+    ".globl torture_emu_a\n"
+    ".type torture_emu_a, @function\n"
+    "torture_emu_a:\n"
+    "	add $1, %rax\n"
+    "	ret\n"
+    ".size torture_emu_a, . - torture_emu_a\n"
+    ".globl torture_emu_b\n"
+    ".type torture_emu_b, @function\n"
+    "torture_emu_b:\n"
+    "	add $2, %rax\n"
+    "	ret\n"
+    ".size torture_emu_b, . - torture_emu_b\n"
+    ".popsection\n");
+
 /* The site smp_text_poke_single() toggles: NOP5 (returns 1) or JMP32 to the alternative (2). */
 extern "C" unsigned long torture_poke_fn(void);
 extern "C" const u8 torture_poke_site[];
@@ -120,8 +181,8 @@ struct KnobState {
 KnobState knobs[KnobNr];
 
 const char *const knobNames[KnobNr] = {
-	"bpf_stats_enabled_key", "pokelab_small_key", "torture_big_key",
-	"torture_noinstr_key",   "torture_call",      "torture_poke_site",
+	"bpf_stats_enabled_key", "pokelab_small_key", "torture_big_key",   "torture_noinstr_key",
+	"torture_call",		 "torture_poke_site", "torture_emu_sites",
 };
 
 void setKey(struct static_key *key, unsigned int state)
@@ -146,6 +207,37 @@ void setPoke(unsigned int state)
 	mutex_lock(&text_mutex);
 	smp_text_poke_single((void *)torture_poke_site, insn, sizeof(insn), NULL);
 	mutex_unlock(&text_mutex);
+}
+
+/* The CALL and the Jcc for @state. */
+void emuInsns(unsigned int state, u8 *call, u8 *jcc)
+{
+	__text_gen_insn(call, CALL_INSN_OPCODE, torture_emu_call,
+			state ? torture_emu_b : torture_emu_a, CALL_INSN_SIZE);
+	memcpy(jcc, torture_emu_jcc, 6);
+	jcc[1] = state ? 0x85 : 0x84;
+}
+
+void setEmu(unsigned int state)
+{
+	u8 call[CALL_INSN_SIZE], jcc[6];
+
+	emuInsns(state, call, jcc);
+	if (!memcmp(torture_emu_call, call, sizeof(call)) && !memcmp(torture_emu_jcc, jcc, 6))
+		return;
+	mutex_lock(&text_mutex);
+	smp_text_poke_batch_add((void *)torture_emu_call, call, sizeof(call), NULL);
+	smp_text_poke_batch_add((void *)torture_emu_jcc, jcc, sizeof(jcc), NULL);
+	smp_text_poke_batch_finish();
+	mutex_unlock(&text_mutex);
+}
+
+unsigned long emuComputes(unsigned int state, unsigned long x)
+{
+	unsigned long y = x + 1 + state;
+	bool taken = state ? (y & 1) : !(y & 1);
+
+	return y + (taken ? 32 : 16);
 }
 
 /* What a key's site computes in each state, for the end check. */
@@ -173,7 +265,7 @@ bool keyComputes(Knob k, bool on)
 		for (unsigned int i = 0; i < 4; i++)
 			if ((noinstrUsers[i](7) == 7 * (i + 3) + 1) != on)
 				return false;
-		return true;
+		return (torture_mixed_user(7) == 37) == on;
 	default:
 		return false;
 	}
@@ -221,6 +313,9 @@ void setKnob(Knob knob, unsigned int state)
 	case KnobPoke:
 		setPoke(state);
 		break;
+	case KnobEmu:
+		setEmu(state);
+		break;
 	case KnobNr:
 		break;
 	}
@@ -264,8 +359,11 @@ unsigned long runSites(unsigned long arg)
 		sum += bigSites[i](arg);
 	for (unsigned long (*u)(unsigned long) : noinstrUsers)
 		sum += u(arg);
+	sum += torture_mixed_user(arg);
 	sum += static_call(torture_call)(arg);
 	sum += torture_poke_fn();
+	sum += torture_emu_fn(arg);
+	sum += torture_emu_fn(arg + 1);
 	return sum;
 }
 
@@ -295,6 +393,15 @@ std::vector<std::string> checkKnobs()
 			    static_call_query(torture_call) != (void *)callTargets[want])
 				bad.push_back(fmt::format("torture_call: does not call target {}",
 							  want));
+		} else if (knob == KnobEmu) {
+			u8 call[CALL_INSN_SIZE], jcc[6];
+
+			emuInsns(want, call, jcc);
+			if (memcmp(torture_emu_call, call, sizeof(call)) ||
+			    memcmp(torture_emu_jcc, jcc, sizeof(jcc)) ||
+			    torture_emu_fn(6) != emuComputes(want, 6) ||
+			    torture_emu_fn(7) != emuComputes(want, 7))
+				bad.push_back(fmt::format("torture_emu_sites: not in state {}", want));
 		} else if (torture_poke_fn() != want + 1) {
 			bad.push_back(fmt::format("torture_poke_site: returns {}, last writer asked "
 						  "for {}", torture_poke_fn(), want + 1));

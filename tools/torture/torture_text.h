@@ -11,6 +11,10 @@
  *	torture_noinstr_key	4, in noinstr text (a _NOINSTR key)	a batch that IPIs all
  *	torture_call		a static call trampoline, 3 targets	smp_text_poke_single()
  *	torture_poke_site	one NOP5 <-> JMP32, by hand		smp_text_poke_single()
+ *	torture_emu_sites	a CALL (2 targets) and a Jcc.d32	one two-entry batch
+ *
+ * torture_noinstr_key also has one instrumentable user, so that its batch
+ * mixes noinstr and instrumentable sites.
  *
  * A knob's last request is recorded under the knob's own lock, taken around
  * the write, so the order of requests is the order of writes.
@@ -31,6 +35,7 @@ enum Knob {
 	KnobNoinstr,
 	KnobCall,
 	KnobPoke,
+	KnobEmu,
 	KnobNr,
 };
 

@@ -21,7 +21,7 @@ namespace kshim {
  * Boot the machine. Parses and validates every parameter first; on a bad one
  * it returns -EINVAL, starts nothing, and puts in *@err one line naming the
  * parameter, the bad value and the accepted form. Prints one boot line
- * ("pokelab: booted N CPUs on M PUs ...") to stderr unless @quiet.
+ * ("smp: Brought up N CPUs on M PUs ...") to stderr unless @quiet.
  * Must be called from a thread that is not already a CPU, with no machine
  * booted. Not async-signal-safe.
  */
@@ -35,6 +35,13 @@ int boot(std::string_view cmdline, std::string *err = nullptr, bool quiet = fals
 void shutdown();
 
 bool booted() noexcept;
+
+/*
+ * The boot line of the last boot() ("smp: Brought up N CPUs on M PUs ..."),
+ * for a caller that booted quietly and prints it once it has checked the
+ * machine. Task context.
+ */
+const std::string &smpBootLine();
 
 /*
  * The kernel's system_state >= SYSTEM_RUNNING: true once boot() has run its

@@ -26,6 +26,9 @@ enum pokelab_busted {
 	POKELAB_BUSTED_REFS_DRAIN_EARLY,	/* drain the INT3 refs before the phase-3 sync */
 	POKELAB_BUSTED_SKIP_ENTRY_FLUSH,	/* deferred work is never run at kernel entry */
 	POKELAB_BUSTED_DEFER_NOINSTR,		/* defer syncs even for a batch with noinstr sites */
+	POKELAB_BUSTED_PHASE3_SKIP_LAST,	/* phase 3 stops one site short: its INT3 stays */
+	POKELAB_BUSTED_TAIL_OVERRUN,		/* phase 2 writes one byte past each site's tail */
+	POKELAB_BUSTED_CALL_AS_JMP,		/* the INT3 handler emulates a CALL as a JMP */
 	POKELAB_BUSTED_NR,
 };
 

@@ -14,10 +14,11 @@ class SigSafeBuf
 public:
 	SigSafeBuf &str(const char *s) noexcept;
 	SigSafeBuf &dec(long v) noexcept;
+	SigSafeBuf &udec(unsigned long v) noexcept;
 	SigSafeBuf &hex(unsigned long v) noexcept;	/* 0x-prefixed */
 	SigSafeBuf &hexBytes(const void *p, size_t n) noexcept;	/* "e9 12 34" */
-	/* write(2) the buffer to fd 2. */
-	void emit() noexcept;
+	/* write(2) the buffer to @fd (default: stderr). */
+	void emit(int fd = 2) noexcept;
 	const char *c_str() noexcept;
 
 private:

@@ -39,6 +39,14 @@
  *  R3 orphaned INT3: when a CPU's INT3 refs are drained, it must no longer
  *     be able to fetch an INT3 the operation wrote and then removed; when an
  *     INT3 is written, the refs of every CPU that may fetch it are live.
+ *  R4 the batch's own text: an INT3 batch writes only inside the sites it
+ *     was given, and when it returns each site holds what its caller asked
+ *     for (no INT3 left behind, no byte missing).
+ *  R5 INT3 emulation: a CPU that trapped on a batch's INT3 resumes as if it
+ *     had executed the site's old or new instruction (or at the site, to
+ *     fetch it again): its instruction pointer, stack pointer and pushed
+ *     return address, decoded from the bytes with Zydis, not taken from the
+ *     handler's own tables.
  *
  * The writing CPU is itself a fetching CPU, except while it has IRQs off
  * around its own writes (it runs the patcher then, not the sites): its
@@ -59,6 +67,8 @@
 #include <linux/compiler.h>
 #include <linux/threads.h>
 #include <linux/types.h>
+
+struct pt_regs;
 
 namespace kshim {
 
@@ -187,6 +197,16 @@ static __always_inline void xmcEret(void)
 		xmcSerialised(xmcSerialiseBegin());
 }
 
+/*
+ * The return from an INT3 trap that a handler claimed: @before is the
+ * register state the trap delivered (ip just past the INT3), @after the one
+ * the return installs. Recorded for R5 on the calling CPU (a per-CPU ring;
+ * a full ring drops the record and counts it), then xmcEret(). Reads the
+ * word at each stack pointer. Out of line, lock-free, async-signal-safe;
+ * CPU threads only.
+ */
+void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) noexcept;
+
 /* ---- Write side: text_mutex holder (or the boot CPU), task context. ---- */
 
 /*
@@ -246,7 +266,16 @@ void xmcQuiesce() noexcept;
 
 /* ---- Results. Task context. ---- */
 
-enum class XmcRule { Torn, Stale, StaleAtEntry, Int3Orphaned, Int3Unpublished };
+enum class XmcRule {
+	Torn,			/* R1 */
+	Stale,			/* R2, at the operation's return */
+	StaleAtEntry,		/* R2, at the first instrumentable fetch after an EQS */
+	Int3Orphaned,		/* R3, at a refs drain */
+	Int3Unpublished,	/* R3, at an INT3 write */
+	StrayWrite,		/* R4, at a write outside the batch's sites */
+	Unfinished,		/* R4, at the batch's return */
+	Int3Misemulated,	/* R5 */
+};
 
 struct XmcViolation {
 	XmcRule rule;
@@ -265,8 +294,9 @@ struct XmcViolation {
 	u8 poss[16][4];
 	u8 oldBytes[16];
 	u8 newBytes[16];
-	u8 tornBytes[16];
+	u8 tornBytes[16];	/* Torn: the torn bytes; Unfinished: the site's bytes now */
 	unsigned int tornLen;
+	std::string detail;	/* Int3Misemulated: where the CPU resumed, and where it should */
 };
 
 struct XmcStats {
@@ -277,13 +307,17 @@ struct XmcStats {
 	unsigned long returnChecks;	/* CPU checks at operation return (R2) */
 	unsigned long entryChecks;	/* first instrumentable fetches checked (R2) */
 	unsigned long int3Checks;	/* refs drains and INT3 writes checked (R3) */
+	unsigned long siteChecks;	/* sites checked at an INT3 batch's return (R4) */
+	unsigned long emulations;	/* INT3 trap returns checked (R5) */
+	unsigned long emuSkipped;	/* trap returns not recorded: the CPU's ring was full */
 	unsigned long serialisations;	/* seen by the model at a check (approximate) */
 	unsigned long violations;	/* one per CPU and operation at most */
 	unsigned long more;		/* further violating windows of those */
 	unsigned long lost;		/* windows the model could not keep (capacity) */
 	unsigned long events() const
 	{
-		return writes + windows + returnChecks + entryChecks + int3Checks;
+		return writes + windows + returnChecks + entryChecks + int3Checks + siteChecks +
+		       emulations;
 	}
 };
 
