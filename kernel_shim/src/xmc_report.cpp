@@ -87,11 +87,12 @@ std::string xmcFormat(const XmcViolation &v)
 		break;
 	case XmcRule::Int3Orphaned:
 		s += fmt::format(": {} drained its INT3 refs while it could still fetch an INT3 "
-				 "that the batch had removed", v.op);
+				 "that the batch had removed, not having serialised since the writes {}", v.op,
+				 phaseSpan(v));
 		break;
 	case XmcRule::Int3Unpublished:
-		s += fmt::format(": {} wrote an INT3 it may fetch before publishing its refs",
-				 v.op);
+		s += fmt::format(": {} wrote an INT3 it may fetch before publishing its refs "
+				 "(the INT3 written {})", v.op, phaseSpan(v));
 		break;
 	case XmcRule::StrayWrite:
 		s += fmt::format(": {} wrote a byte outside every site it was given", v.op);

@@ -346,7 +346,9 @@ void xmcSetSyncPending(bool (*fn)(int cpu));
 /*
  * Written on the way down (a BUG, an unclaimed INT3, a fatal signal): the
  * first violation the model found, waiting up to 200 ms for a check in
- * flight. Async-signal-safe; boot() installs it as a death hook.
+ * flight or an open operation's checks at its return (the write that
+ * caused the crash is usually still being judged). Async-signal-safe;
+ * boot() installs it as a death hook.
  */
 void xmcDeathNote() noexcept;
 /* Has the model reported a violation since boot? Async-signal-safe. */
