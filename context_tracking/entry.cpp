@@ -30,6 +30,7 @@
 #include <asm/processor.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/clock.h>
+#include <kernel_shim/sched.h>
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
 #include <linux/entry-common.h>
@@ -175,6 +176,7 @@ UserLoopStats ctUserLoop(const UserLoopConfig &cfg)
 		/* user-mode work: touches no kernel text */
 		for (int i = 0; i < 64; i++)
 			work = work + i;
+		kshim::schedTick();	/* the host's time slice (kernel_shim/sched.h) */
 		st.iterations++;
 		if ((st.iterations & 63) == 0 && kshim::clockNs() >= next) {
 			ctSyscall(cfg.syscallBody, cfg.arg);
@@ -195,8 +197,10 @@ static void ctIdle(const std::atomic<bool> *until, u64 deadline)
 	ct_idle_enter();
 	/* sti; hlt: interrupts are taken while idle */
 	local_irq_enable();
-	while (until ? !until->load(std::memory_order_relaxed) : kshim::clockNs() < deadline)
+	while (until ? !until->load(std::memory_order_relaxed) : kshim::clockNs() < deadline) {
 		cpu_relax();
+		kshim::schedTick();
+	}
 	local_irq_disable();
 	ct_idle_exit();
 	instrumentation_begin();

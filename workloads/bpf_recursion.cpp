@@ -25,6 +25,7 @@
 
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/sched.h>
 #include <linux/compiler.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
@@ -271,9 +272,11 @@ unsigned long sumHits()
 
 void producerLoop()
 {
-	while (!producersStop.load(std::memory_order_relaxed))
+	while (!producersStop.load(std::memory_order_relaxed)) {
 		for (int i = 0; i < 256; i++)
 			bpf_trig_target();
+		kshim::schedTick();	/* the host's time slice (kernel_shim/sched.h) */
+	}
 }
 
 } /* namespace */

@@ -29,6 +29,7 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
+#include <kernel_shim/sched.h>
 #include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/context_tracking.h>
@@ -76,9 +77,14 @@ void hotLoop(HotLoopState *st, bool smallKey)
 		bool stable = !(s1 & 1);
 		bool want = stateOfSeq(s1);
 
-		/* One call through a site: count it, and check it once the flip is stable. */
+		/*
+		 * One call through a site: count it, and check it once the flip is
+		 * stable; every 16 calls, the host's time slice (kernel_shim/sched.h).
+		 */
 		auto account = [&](unsigned int r) {
-			calls++;
+			/* a call that trapped on an INT3 costs microseconds: check the slice often */
+			if (!(++calls & 15))
+				kshim::schedTick();
 			if (!stable)
 				return;
 			checked++;
@@ -129,8 +135,10 @@ void waitFlipInKernel(void *arg)
 
 	/* In the kernel now, watched by RCU: tell CPU 0, then sit out the flip. */
 	w->st->ack.store(w->phase, std::memory_order_release);
-	while (smp_load_acquire(&flipSeq) == w->phase)
+	while (smp_load_acquire(&flipSeq) == w->phase) {
 		cpu_relax();
+		kshim::schedTick();
+	}
 }
 
 void isolatedLoop(IsolatedState *st, bool inKernel)
@@ -145,6 +153,7 @@ void isolatedLoop(IsolatedState *st, bool inKernel)
 		/* user-mode work, no kernel text */
 		for (int i = 0; i < 64; i++)
 			work = work + i;
+		kshim::schedTick();
 		if (seq == seen)
 			continue;
 		seen = seq;

@@ -17,6 +17,7 @@
 #include <asm/barrier.h>
 #include <asm/sync_core.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/busted.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/plural.h>
@@ -185,10 +186,16 @@ void cpuThreadMain(int cpu)
 
 	std::unique_lock<std::mutex> lk(c.taskLock);
 	for (;;) {
-		/* Idle: an extended quiescent state for RCU while waiting for work. */
-		kshim::rcuEqsEnter();
-		c.taskCv.wait(lk, [&] { return c.stop || !c.tasks.empty(); });
-		kshim::rcuEqsExit();
+		while (c.tasks.empty() && !c.stop) {
+			/* Idle: an extended quiescent state for RCU while waiting for work. */
+			c.kick.store(false, std::memory_order_relaxed);
+			lk.unlock();
+			kshim::rcuEqsEnter();
+			cpuIdle(c);
+			kshim::rcuEqsExit();
+			lk.lock();
+		}
+		c.sliceStartNs.store(clockNs(), std::memory_order_relaxed);
 		if (c.tasks.empty() && c.stop)
 			break;
 		std::function<void()> task = std::move(c.tasks.front());
@@ -366,6 +373,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 		c.irqPending.store(0);
 		c.hardirq.store(0);
 		c.dropIpis.store(0);
+		c.kick.store(false);
 	}
 	resetCpuStats();
 	smpInit();
@@ -459,7 +467,7 @@ void shutdown()
 			std::lock_guard<std::mutex> lk(c.taskLock);
 			c.stop = true;
 		}
-		c.taskCv.notify_one();
+		cpuKick(c);
 		c.worker.join();
 		c.thread = pthread_t{};
 	}

@@ -64,7 +64,7 @@ void cpuRun(int cpu, std::function<void()> task)
 		std::lock_guard<std::mutex> lk(c.taskLock);
 		c.tasks.push_back(std::move(task));
 	}
-	c.taskCv.notify_one();
+	cpuKick(c);
 }
 
 void cpuWait(int cpu)

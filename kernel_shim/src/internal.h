@@ -21,6 +21,7 @@
 #include <kernel_shim/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/threads.h>
+#include <linux/types.h>
 
 namespace kshim {
 
@@ -41,6 +42,18 @@ struct alignas(SMP_CACHE_BYTES) CpuState {
 	std::atomic<unsigned long> irqNs{0};		/* total ns inside handleIpi() */
 	std::atomic<unsigned long> irqMaxNs{0};		/* longest single handleIpi() */
 
+	/* The host scheduler model (sched.cpp): written by the CPU itself. */
+	std::atomic<u64> sliceStartNs{0};	/* when it last gave way (or woke) */
+	std::atomic<unsigned long> yields{0};	/* times schedTick() gave way */
+	/*
+	 * Idle: bumped by every wake-up reason (a task queued, stop, an IPI
+	 * taken) so that the futex sleep in cpuIdle() cannot miss one; @kick
+	 * says a task or stop is waiting (set by cpuRun()/shutdown(), cleared
+	 * by the CPU under taskLock).
+	 */
+	std::atomic<u32> idleSeq{0};
+	std::atomic<bool> kick{false};
+
 	/* Fault injection (tests): IPI signals to drop instead of sending. */
 	std::atomic<unsigned int> dropIpis{0};
 
@@ -50,7 +63,6 @@ struct alignas(SMP_CACHE_BYTES) CpuState {
 
 	/* The CPU's task queue (cpuRun()). */
 	std::mutex taskLock;
-	std::condition_variable taskCv;
 	std::condition_variable idleCv;
 	std::deque<std::function<void()>> tasks;
 	bool running = false;
@@ -68,6 +80,15 @@ void sendIpiSignal(int cpu) noexcept;
 
 /* Interrupt entry for the IPI: runs the CSD queue with IRQs masked. */
 void handleIpi(CpuState &c) noexcept;
+
+/*
+ * The idle loop of a CPU thread (sched.cpp): poll, then sleep, per idle=,
+ * until @c.kick is set. Called in the CPU's own thread with taskLock not
+ * held and RCU in an extended quiescent state.
+ */
+void cpuIdle(CpuState &c) noexcept;
+/* Wake CPU @c from cpuIdle(): a task was queued or it must stop. Any thread. */
+void cpuKick(CpuState &c) noexcept;
 
 /* Install/remove the IPI signal handler (boot/shutdown). */
 int installIpiHandler(std::string &err);

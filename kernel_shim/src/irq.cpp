@@ -44,6 +44,8 @@ void ipiSignalHandler(int, siginfo_t *, void *) noexcept
 		CpuState &c = cpuState(cpu);
 
 		c.ipiReceived.fetch_add(1, std::memory_order_relaxed);
+		/* An idle CPU leaves its sleep and polls again (sched.cpp). */
+		c.idleSeq.fetch_add(1, std::memory_order_release);
 		if (c.irqDisabled.load(std::memory_order_relaxed)) {
 			c.irqPending.store(1, std::memory_order_relaxed);
 		} else {

@@ -21,6 +21,7 @@
 #include <linux/bug.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <kernel_shim/sched.h>
 #include <linux/smp.h>
 
 #define KSHIM_PRIVATE
@@ -95,9 +96,10 @@ void rcu_quiescent_state(void)
 
 int cond_resched(void)
 {
-	/* userspace: no scheduler to yield to; the quiescent state is what matters */
+	/* userspace: the quiescent state, and the host's time slice (kernel_shim/sched.h) */
 	if (thisCpuWatching())
 		urcu_qsbr_quiescent_state();
+	kshim::schedTick();
 	return 0;
 }
 

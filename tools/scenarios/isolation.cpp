@@ -54,6 +54,7 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
+#include <kernel_shim/sched.h>
 #include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/context_tracking.h>
@@ -139,6 +140,7 @@ void isolatedLoop(IsoState *st, u64 periodNs)
 
 		for (int i = 0; i < 64; i++)	/* user-mode work, no kernel text */
 			work = work + i;
+		kshim::schedTick();
 		iters++;
 		seq = smp_load_acquire(&windowSeq);
 		if (seq & 1) {

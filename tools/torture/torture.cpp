@@ -33,6 +33,7 @@
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/plural.h>
+#include <kernel_shim/sched.h>
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/torture.h>
 #include <kernel_shim/xmc.h>
@@ -96,6 +97,7 @@ bool keepGoing(unsigned long idx)
 {
 	if (stopAll.load(std::memory_order_relaxed))
 		return false;
+	kshim::schedTick();	/* the host's time slice (kernel_shim/sched.h) */
 	return opts.ops ? idx < opts.ops : true;
 }
 

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The host scheduler model and the idle loop of the simulated CPUs (see
+ * kernel_shim/sched.h): pokelab.slice_us= and idle=.
+ *
+ * Why a CPU must give way (2 PUs, 64 busy CPUs, one IPI round):
+ *
+ *	CPU0 (patcher)				CPU37 (hot loop, not on a PU)
+ *	pthread_kill(CPU37, SIGIPI)
+ *	spin on CPU37's CSD lock ...		... waits for a host time slice:
+ *	                                        the 31 CPUs ahead of it on its PU
+ *	                                        each run a full slice (ms)
+ *	                                        scheduled: takes the IPI, unlocks
+ *
+ * With schedTick() each of those 31 runs for 20 us at most before it yields,
+ * so CPU37 is scheduled within a millisecond instead of tens.
+ */
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <asm/processor.h>
+#include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
+#include <kernel_shim/machine.h>
+#include <kernel_shim/sched.h>
+
+#define KSHIM_PRIVATE
+#include "internal.h"
+
+namespace kshim {
+
+u64 schedSliceNs;
+
+namespace {
+
+constexpr unsigned long kDefaultSliceUs = 20;
+constexpr unsigned long kMaxSliceUs = 100000;
+unsigned long sliceUs = kDefaultSliceUs;
+IdleMode idleParam = IdleMode::HaltPoll;
+IdleMode idleNow = IdleMode::HaltPoll;
+
+int setSliceUs(const char *val, std::string &err)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = val && *val && val[0] != '-' && val[0] != '+' ? strtoul(val, &end, 10) : ULONG_MAX;
+	if (v == ULONG_MAX || errno || *end || v > kMaxSliceUs) {
+		err = fmt::format("pokelab.slice_us={}: expected pokelab.slice_us=US with US a whole "
+				  "number of microseconds, 0 (never give way) to {}", val ? val : "",
+				  kMaxSliceUs);
+		return -EINVAL;
+	}
+	sliceUs = v;
+	return 0;
+}
+
+int setIdle(const char *val, std::string &err)
+{
+	if (val && !strcmp(val, "poll")) {
+		idleParam = IdleMode::Poll;
+	} else if (val && !strcmp(val, "halt")) {
+		idleParam = IdleMode::Halt;
+	} else {
+		err = fmt::format("idle={}: expected idle=poll or idle=halt (default: poll {} us, "
+				  "then halt, as cpuidle-haltpoll)", val ? val : "", kHaltPollNs / 1000);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+BootParamRegistrar sliceParam({
+	"pokelab.slice_us", setSliceUs, [] { sliceUs = kDefaultSliceUs; },
+	"pokelab.slice_us=US: an oversubscribed CPU in a loop gives way after US us "
+	"(default 20; 0 = never)",
+});
+
+BootParamRegistrar idleBootParam({
+	"idle", setIdle, [] { idleParam = IdleMode::HaltPoll; },
+	"idle=poll|halt: how an idle CPU waits (default: poll 200 us, then halt)",
+});
+
+int schedBoot(std::string &)
+{
+	const BootInfo &bi = bootInfo();
+
+	idleNow = idleParam;
+	for (unsigned int cpu = 0; cpu < bi.nrCpus; cpu++) {
+		cpuState(cpu).yields.store(0, std::memory_order_relaxed);
+		cpuState(cpu).sliceStartNs.store(0, std::memory_order_relaxed);
+	}
+	__atomic_store_n(&schedSliceNs, bi.oversubscribed ? (u64)sliceUs * 1000 : 0,
+			 __ATOMIC_RELAXED);
+	setMachineAttr("idle", idleModeName(idleNow));
+	if (bi.oversubscribed)
+		setMachineAttr("slice", sliceUs ? fmt::format("{}us", sliceUs) : "off");
+	return 0;
+}
+
+int schedShutdown(std::string &)
+{
+	__atomic_store_n(&schedSliceNs, 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+BootHookRegistrar schedBootHook({"sched", BootStage::Early, schedBoot});
+BootHookRegistrar schedShutdownHook({"sched", BootStage::Shutdown, schedShutdown});
+
+long futexWait(std::atomic<u32> *word, u32 val) noexcept
+{
+	return syscall(SYS_futex, (u32 *)word, FUTEX_WAIT_PRIVATE, val, nullptr, nullptr, 0);
+}
+
+void futexWake(std::atomic<u32> *word) noexcept
+{
+	syscall(SYS_futex, (u32 *)word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+} /* namespace */
+
+void schedTickSlow() noexcept
+{
+	int cpu = tlsCpu;
+	u64 now;
+
+	if (cpu < 0)
+		return;
+	CpuState &c = cpuState(cpu);
+
+	if (c.irqDisabled.load(std::memory_order_relaxed) ||
+	    c.hardirq.load(std::memory_order_relaxed))
+		return;
+	now = clockNs();
+	if (now - c.sliceStartNs.load(std::memory_order_relaxed) < schedSliceNs)
+		return;
+	sched_yield();
+	c.yields.store(c.yields.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+	c.sliceStartNs.store(clockNs(), std::memory_order_relaxed);
+}
+
+unsigned long schedYields(int cpu) noexcept
+{
+	return cpuState(cpu).yields.load(std::memory_order_relaxed);
+}
+
+IdleMode idleMode() noexcept
+{
+	return idleNow;
+}
+
+const char *idleModeName(IdleMode m) noexcept
+{
+	switch (m) {
+	case IdleMode::HaltPoll:
+		return "haltpoll";
+	case IdleMode::Poll:
+		return "poll";
+	case IdleMode::Halt:
+		return "halt";
+	}
+	return "?";
+}
+
+/*
+ * The idle loop, in the shape of the kernel's do_idle() with the haltpoll
+ * governor: poll while the poll window lasts, then halt (a futex sleep);
+ * each IPI taken meanwhile (the handler bumps idleSeq) starts a new window.
+ */
+void cpuIdle(CpuState &c) noexcept
+{
+	u32 seq = c.idleSeq.load(std::memory_order_acquire);
+
+	for (;;) {
+		u64 until = idleNow == IdleMode::Halt ? 0 : clockNs() + kHaltPollNs;
+
+		/* Poll: the thread keeps its PU, so an IPI is taken at once. */
+		while (idleNow == IdleMode::Poll || clockNs() < until) {
+			if (c.kick.load(std::memory_order_acquire))
+				return;
+			if (c.idleSeq.load(std::memory_order_relaxed) != seq) {
+				seq = c.idleSeq.load(std::memory_order_acquire);
+				until = clockNs() + kHaltPollNs;
+			}
+			cpu_relax();
+			schedTick();
+		}
+		/* Halt: sleep until a task, stop or IPI changes idleSeq. */
+		if (c.kick.load(std::memory_order_acquire))
+			return;
+		futexWait(&c.idleSeq, seq);
+		c.sliceStartNs.store(clockNs(), std::memory_order_relaxed);
+		if (c.kick.load(std::memory_order_acquire))
+			return;
+		seq = c.idleSeq.load(std::memory_order_acquire);
+	}
+}
+
+void cpuKick(CpuState &c) noexcept
+{
+	/* kick before idleSeq: a CPU that sees the new idleSeq sees kick (acquire above). */
+	c.kick.store(true, std::memory_order_release);
+	c.idleSeq.fetch_add(1, std::memory_order_release);
+	futexWake(&c.idleSeq);
+}
+
+} /* namespace kshim */
