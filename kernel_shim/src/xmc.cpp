@@ -220,6 +220,7 @@ struct EmuRec {
 };
 
 constexpr unsigned int kEmuRing = 64;
+constexpr unsigned int kEmuPerWrite = 8;	/* trap returns checked per text write */
 
 struct alignas(SMP_CACHE_BYTES) EmuRing {
 	u64 head, tail;
@@ -872,6 +873,8 @@ void checkEmulation(int cpu, const EmuRec &r)
 {
 	const Intent *in = intentAt(r.site);
 	u8 cand[kCands][kSiteMax];
+	Outcome outs[kCands];
+	bool outKnown[kCands] = {};
 	unsigned int ncand = 0;
 	bool known = false;
 	std::string want;
@@ -887,21 +890,25 @@ void checkEmulation(int cpu, const EmuRec &r)
 	for (unsigned int k = 0; k < in->nalt; k++)
 		memcpy(cand[ncand++], in->alt[k], in->len);
 	for (unsigned int c = 0; c < ncand; c++) {
-		Outcome o;
+		Outcome &o = outs[c];
 
 		if (!outcomeOf(cand[c], in->len, r.site, r, &o))
 			continue;
-		known = true;
+		known = outKnown[c] = true;
 		if (o.ip == r.ip1 && o.sp == r.sp1 && (!o.push || o.pushed == r.top1))
 			return;
-		want += fmt::format("{}{} instruction: {}", want.empty() ? "" : "; ",
-				    c == 0 ? "the old" : c == 1 ? "the new" : "an earlier requested",
-				    outcomeText(o, r));
 	}
 	if (!known) {
 		stats.emulations--;	/* nothing the model knows how to check */
 		return;
 	}
+	/* A violation: only now name the outcomes (symbolising is slow; the writer waits). */
+	for (unsigned int c = 0; c < ncand; c++)
+		if (outKnown[c])
+			want += fmt::format("{}{} instruction: {}", want.empty() ? "" : "; ",
+					    c == 0 ? "the old" : c == 1 ? "the new"
+								: "an earlier requested",
+					    outcomeText(outs[c], r));
 
 	XmcViolation v = intentViolation(XmcRule::Int3Misemulated, cpu, *in, cand[1]);
 	Outcome got = {r.ip1, r.sp1, r.sp1 < r.sp0, r.top1};
@@ -912,20 +919,33 @@ void checkEmulation(int cpu, const EmuRec &r)
 	report(v);
 }
 
-/* R5 for every trap return the CPUs recorded since the last look. */
-void takeEmulations()
+/*
+ * R5 for the trap returns the CPUs recorded since the last look, at most
+ * @budget of them, taken round-robin from the CPU after the one the last
+ * look stopped at: the writer's cost per write stays the same however many
+ * CPUs trap (what a full ring cannot hold is dropped and counted as not
+ * sampled).
+ */
+void takeEmulations(unsigned int budget)
 {
-	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+	static unsigned int next;
+	unsigned int n = nr_cpu_ids, idle = 0;
+
+	while (budget && idle < n) {
+		unsigned int cpu = next++ % n;
 		EmuRing *e = &emuRings[cpu];
-		u64 head = __atomic_load_n(&e->head, __ATOMIC_ACQUIRE);
 
-		while (e->tail < head) {
-			EmuRec r = e->rec[e->tail % kEmuRing];
-
-			__atomic_store_n(&e->tail, e->tail + 1, __ATOMIC_RELEASE);
-			if (op->open)
-				checkEmulation(cpu, r);
+		if (e->tail >= __atomic_load_n(&e->head, __ATOMIC_ACQUIRE)) {
+			idle++;
+			continue;
 		}
+		idle = 0;
+		EmuRec r = e->rec[e->tail % kEmuRing];
+
+		__atomic_store_n(&e->tail, e->tail + 1, __ATOMIC_RELEASE);
+		budget--;
+		if (op->open)
+			checkEmulation(cpu, r);
 	}
 }
 
@@ -937,7 +957,7 @@ void takeEmulations()
 void opClose(bool returning = true)
 {
 	takeFresh();
-	takeEmulations();
+	takeEmulations(nr_cpu_ids * kEmuRing);	/* all that is left */
 	if (returning && op->int3Batch)
 		checkFinished();
 
@@ -1256,7 +1276,7 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 	__atomic_store_n(&xmcWriteSeq, seq, __ATOMIC_SEQ_CST);
 
 	takeFresh();
-	takeEmulations();
+	takeEmulations(kEmuPerWrite);
 
 	/*
 	 * R1: every CPU that may fetch this text, grouped by its last
