@@ -50,6 +50,7 @@
 #include <pokelab/text_poke_stats.h>
 #include <sys/syscall.h>
 
+#include <pokelab/text_alias.h>
 #include "text_poke_array.h"
 #include <linux/membarrier.h>
 
@@ -115,6 +116,8 @@ void pokelabBugsReset(void)
 static bool text_poke_refs_global;
 static bool text_poke_sync_membarrier;
 static bool text_poke_sync_membarrier_param;
+/* pokelab.poke=alias|procmem: the writer of the program's own text (text_alias.h) */
+static bool text_poke_alias_param = true;
 static DEFINE_PER_CPU(unsigned long, int3_emulated);
 static DEFINE_PER_CPU(unsigned long, sync_core_runs);	/* do_sync_core() on this CPU */
 static DEFINE_PER_CPU(unsigned long, syncs_deferred);	/* syncs deferred to this CPU's entry */
@@ -128,12 +131,13 @@ static void *text_poke_memcpy(void *dst, const void *src, size_t len)
 	size_t done = 0;
 
 	/*
-	 * userspace: @dst is the text address itself. pwrite() on
-	 * /proc/self/mem makes the kernel write the page through its own
-	 * mapping (breaking copy-on-write for the file-backed text once),
-	 * which plays the part of text_poke_mm: no user-visible writable
-	 * alias exists before, during or after. Each chunk's old and new
-	 * bytes go to the cross-modifying-code model once they are in memory.
+	 * userspace: @dst is the text address itself. The program's own text
+	 * is written through its rw- memfd view (text_alias.h), the part of
+	 * text_poke_mm; other text (execmem pages), and all of it with
+	 * pokelab.poke=procmem, by pwrite() on /proc/self/mem, which makes
+	 * the host kernel write the page through its own mapping. Each
+	 * chunk's old and new bytes go to the cross-modifying-code model once
+	 * they are in memory.
 	 */
 	while (done < len) {
 		u8 before[256];
@@ -141,6 +145,8 @@ static void *text_poke_memcpy(void *dst, const void *src, size_t len)
 		size_t chunk = 0;
 
 		memcpy(before, (const char *)dst + done, n);
+		if (pokelab::textAliasWrite((char *)dst + done, (const char *)src + done, n))
+			chunk = n;
 		while (chunk < n) {
 			ssize_t r = pwrite(text_poke_fd, (const char *)src + done + chunk, n - chunk,
 					   (off_t)((unsigned long)dst + done + chunk));
@@ -993,6 +999,15 @@ int poking_init(std::string &err)
 			return -errno;
 		}
 	}
+	{
+		std::string note;
+		const char *writer = pokelab::textAliasInit(text_poke_alias_param, note);
+
+		if (!note.empty())
+			fprintf(stderr, "pokelab: pokelab.poke=alias: cannot move the text onto a "
+				"memfd (%s); writing through /proc/self/mem\n", note.c_str());
+		kshim::setMachineAttr("poke", writer);
+	}
 	text_poke_array.nr_entries = 0;
 	pokelab::resetTextPokeStats();
 
@@ -1052,6 +1067,24 @@ int set_sync_param(const char *val, std::string &err)
 kshim::BootParamRegistrar refsParam({
 	"pokelab.refs", set_refs_param, [] { text_poke_refs_global = false; },
 	"pokelab.refs=percpu|global: INT3 handler refcount, per-CPU (v6.16) or one shared (v6.15)",
+});
+
+int set_poke_param(const char *val, std::string &err)
+{
+	if (val && (!strcmp(val, "alias") || !strcmp(val, "procmem"))) {
+		text_poke_alias_param = !strcmp(val, "alias");
+		return 0;
+	}
+	err = std::string("pokelab.poke=") + (val ? val : "") +
+	      ": unknown writer; accepted: pokelab.poke=alias|procmem";
+	return -EINVAL;
+}
+
+kshim::BootParamRegistrar pokeParam({
+	"pokelab.poke", set_poke_param, [] { text_poke_alias_param = true; },
+	"pokelab.poke=alias|procmem: write the program's text through a memfd view (default) or "
+	"/proc/self/mem (once moved at a boot, the text stays on the memfd; execmem pages always "
+	"use their view)",
 });
 
 kshim::BootParamRegistrar syncParam({

@@ -619,6 +619,8 @@ void pokelab_apply_alternatives_pass(const struct pokelab_alt_table *tables, int
 
 	/* One operation for the cross-modifying-code model: the pass returns once, at the end. */
 	kshim::xmcOpBegin("apply_alternatives pass");
+	/* userspace: held so that the text's rw view lives for the pass (pokelab/text_alias.h) */
+	mutex_lock(&text_mutex);
 	if (pass->batched)
 		local_irq_save(flags);
 
@@ -654,6 +656,7 @@ void pokelab_apply_alternatives_pass(const struct pokelab_alt_table *tables, int
 		pokelab_text_poke_early_synced();
 		local_irq_restore(flags);
 	}
+	mutex_unlock(&text_mutex);
 	kshim::xmcOpEnd();
 }
 

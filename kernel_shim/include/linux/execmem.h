@@ -14,6 +14,10 @@
  * program was attached). set_memory_rox() is mprotect() plus the
  * flush_tlb_all() of cpa_flush(); execmem_free() is munmap() plus the
  * flush_tlb_kernel_range() of the lazy vfree purge.
+ * userspace: each page is a page of one memfd, mapped shared, so that the
+ * text writer can reach it through a writable view of its own once it is
+ * ROX (kshim::execmemAlias(), pokelab/text_alias.h); where the host refuses
+ * executable memfd mappings, pages are anonymous and written with pwrite().
  *
  * Task context on a CPU (the flushes are cross-calls).
  */
@@ -33,3 +37,14 @@ void *execmem_alloc(enum execmem_type type, size_t size);
 void execmem_free(void *ptr);
 /* Make @numpages pages at @addr read-only and executable, then flush every CPU. */
 int set_memory_rox(unsigned long addr, int numpages);
+
+namespace kshim {
+
+/*
+ * The memfd and the offset behind the execmem page holding @addr: true and
+ * *@fd, *@off set if @addr lies in a live, memfd-backed execmem page.
+ * Task context, any thread; not async-signal-safe (takes a lock).
+ */
+bool execmemAlias(const void *addr, int *fd, long *off);
+
+} /* namespace kshim */

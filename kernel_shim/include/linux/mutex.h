@@ -16,6 +16,11 @@
 struct mutex {
 	std::mutex lock;
 	std::atomic<const void *> owner{nullptr};
+	/*
+	 * userspace: called by the owner in mutex_unlock() before it lets go
+	 * (text_mutex: take down the text's writable view, text_alias.h).
+	 */
+	void (*on_release)(void) = nullptr;
 };
 
 #define DEFINE_MUTEX(name) struct mutex name
@@ -33,6 +38,8 @@ static inline void mutex_lock(struct mutex *m)
 static inline void mutex_unlock(struct mutex *m)
 {
 	WARN_ON_ONCE(m->owner.load(std::memory_order_relaxed) != kshim::currentTask());
+	if (m->on_release)
+		m->on_release();
 	m->owner.store(nullptr, std::memory_order_relaxed);
 	m->lock.unlock();
 }
