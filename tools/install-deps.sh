@@ -12,7 +12,7 @@ PACKAGES=(
 	libhwloc-dev liburcu-dev libfmt-dev
 	libgtest-dev libgmock-dev libbenchmark-dev
 	libzydis-dev libzycore-dev libcli11-dev nlohmann-json3-dev
-	gawk
+	gawk libcairo2-dev libfontconfig-dev
 )
 
 die() {

@@ -7,10 +7,11 @@
  *	   raw:    pthread_kill(CPU 1, signal) + spin on the handler's acknowledgement
  *	broadcast: on_each_cpu(nop, wait=1)
  *	   raw:    pthread_kill() to CPUs 1..N-1, nop locally, spin on all acknowledgements
+ *	idle/busy: the single round trip to CPU 1 idle (idle= as booted) against
+ *	           the same round trip to CPU 1 running a loop
  *
  * Both sides spin with the same kshim::spinRelax() back-off, so on an
- * oversubscribed machine both yield the PU alike. Batches of shim and raw
- * rounds alternate within each iteration; the ratio is shim / raw.
+ * oversubscribed machine both yield the PU alike. Goals: ratios <= 1.3.
  */
 #include <atomic>
 #include <csignal>
@@ -22,6 +23,7 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/sched.h>
 #include <linux/atomic.h>
 #include <linux/smp.h>
 
@@ -82,57 +84,27 @@ double timeRounds(unsigned int rounds, Fn fn)
 	return (double)(kshim::clockNs() - t0) / rounds;
 }
 
-void runPair(const char *what, const BenchOptions &o, std::function<void()> shim,
-	     std::function<void()> raw)
+std::atomic<bool> stopBusy;
+
+/* A busy CPU: a loop that gives way per slice, as the demo's hot loops do. */
+void busyLoop()
 {
-	std::vector<double> s, r, ratio;
+	volatile unsigned long sink = 0;
 
-	/* Warm-up: page in, settle the threads. */
-	timeRounds(o.rounds / 10 + 1, shim);
-	timeRounds(o.rounds / 10 + 1, raw);
-	for (unsigned int it = 0; it < o.iters; it++) {
-		u64 t0 = kshim::clockNs();
-		double ns = 0, nr = 0;
-
-		/* Alternate halves so that drift hits both sides alike. */
-		ns += timeRounds(o.rounds / 2 + 1, shim);
-		nr += timeRounds(o.rounds / 2 + 1, raw);
-		nr += timeRounds(o.rounds / 2 + 1, raw);
-		ns += timeRounds(o.rounds / 2 + 1, shim);
-		ns /= 2;
-		nr /= 2;
-		s.push_back(ns / 1000);
-		r.push_back(nr / 1000);
-		ratio.push_back(ns / nr);
-		fmt::print("Iter {:3} ({:8.3f}ms): {} shim {:8.3f}us/round, raw {:8.3f}us/round, "
-			   "ratio {:6.3f}\n", it, (kshim::clockNs() - t0) / 1e6, what, ns / 1000, nr / 1000,
-			   ns / nr);
+	while (!stopBusy.load(std::memory_order_relaxed)) {
+		for (int i = 0; i < 64; i++)
+			sink = sink + i;
+		kshim::schedTick();
 	}
-	Stat ss = stat(s), sr = stat(r), sq = stat(ratio);
-	fmt::print("Summary: {} shim {:8.3f} ± {:6.3f}us/round, raw {:8.3f} ± {:6.3f}us/round, "
-		   "ratio {:6.3f} ± {:5.3f}\n", what, ss.mean, ss.stddev, sr.mean, sr.stddev,
-		   sq.mean, sq.stddev);
 }
 
 int benchIpi(const BenchOptions &o)
 {
-	std::string cmdline, err;
 	struct sigaction sa, old;
+	unsigned int rounds = roundsOr(o, 2000), half = rounds / 2 + 1;
 
-	for (const std::string &p : o.params)
-		cmdline += p + " ";
-	if (o.cpus)
-		cmdline += fmt::format("nr_cpus={}", o.cpus);
-	if (kshim::boot(cmdline, &err, true)) {
-		fmt::print(stderr, "pokelab: {}\n", err);
+	if (bootBench("ipi", o, 0, 2))
 		return 2;
-	}
-	if (nr_cpu_ids < 2) {
-		kshim::shutdown();
-		fmt::print(stderr, "pokelab: bench ipi needs at least 2 CPUs; got nr_cpus={}\n",
-			   nr_cpu_ids);
-		return 2;
-	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = rawHandler;
@@ -144,20 +116,50 @@ int benchIpi(const BenchOptions &o)
 		kshim::cpuWait(cpu);
 	}
 
-	fmt::print("{}\n", kshim::machineLine());
 	fmt::print("bench ipi: {} iterations of {} rounds; raw = pthread_kill() + acknowledgement "
-		   "flag on the same CPU threads\n", o.iters, o.rounds);
-	runPair("single   ", o, [] { smp_call_function_single(1, nop, nullptr, 1); },
-		[] { rawRound(1); });
+		   "flag on the same CPU threads; idle mode {}\n", o.iters, rounds,
+		   kshim::idleModeName(kshim::idleMode()));
+	auto single = [half] {
+		return timeRounds(half, [] { smp_call_function_single(1, nop, nullptr, 1); });
+	};
+	PairStat p = runPair("single    ", o.iters, single,
+			     [half] { return timeRounds(half, [] { rawRound(1); }); });
+	addRow(o, "ipi: single round trip / pthread_kill + ack", p, "<= 1.3x",
+	       p.ratio.median <= 1.3);
 	unsigned int last = nr_cpu_ids - 1;
-	runPair("broadcast", o, [] { on_each_cpu(nop, nullptr, 1); }, [last] { rawRound(last); });
+	p = runPair("broadcast ", o.iters,
+		    [half] { return timeRounds(half, [] { on_each_cpu(nop, nullptr, 1); }); },
+		    [half, last] { return timeRounds(half, [last] { rawRound(last); }); });
+	addRow(o, "ipi: broadcast round / pthread_kill + ack", p, "<= 1.3x",
+	       p.ratio.median <= 1.3);
+
+	/*
+	 * An idle target (CPU 1 in its idle loop, idle= as booted) against a
+	 * busy one (CPU 1 in a loop): the same shim round trip both times.
+	 */
+	std::vector<double> busyNs;
+	auto busy = [half] {
+		double ns;
+
+		stopBusy.store(false);
+		kshim::cpuRun(1, busyLoop);
+		ns = timeRounds(half, [] { smp_call_function_single(1, nop, nullptr, 1); });
+		stopBusy.store(true);
+		kshim::cpuWait(1);
+		return ns;
+	};
+	p = runPair("idle/busy ", o.iters, single, busy);
+	addRow(o, fmt::format("ipi: idle target / busy target (idle={})",
+			      kshim::idleModeName(kshim::idleMode())),
+	       p, "<= 1.3x", p.ratio.median <= 1.3);
 
 	sigaction(rawSignal(), &old, nullptr);
 	kshim::shutdown();
 	return 0;
 }
 
-BenchRegistrar ipiBench({"ipi", "IPI round trip, one CPU and all CPUs, vs pthread_kill", benchIpi});
+BenchRegistrar ipiBench({"ipi", "IPI round trip (one CPU, all CPUs, idle vs busy target) vs "
+			 "pthread_kill", benchIpi});
 
 } /* namespace */
 

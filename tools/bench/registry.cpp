@@ -2,8 +2,6 @@
 /*
  * The benchmark registry and the "bench" subcommand.
  */
-#include <cmath>
-#include <ctime>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -39,20 +37,6 @@ const std::vector<Bench> &benches()
 	return table();
 }
 
-Stat stat(const std::vector<double> &v)
-{
-	double sum = 0, sq = 0;
-
-	if (v.empty())
-		return {0, 0};
-	for (double x : v)
-		sum += x;
-	double mean = sum / v.size();
-	for (double x : v)
-		sq += (x - mean) * (x - mean);
-	return {mean, v.size() > 1 ? std::sqrt(sq / (v.size() - 1)) : 0};
-}
-
 void addBenchSubcommand(CLI::App &app)
 {
 	std::vector<std::string> names;
@@ -62,17 +46,21 @@ void addBenchSubcommand(CLI::App &app)
 		names.push_back(b.name);
 		help += fmt::format("{}{}: {}", help.empty() ? "" : "; ", b.name, b.help);
 	}
+	names.push_back("all");
+	help += "; all: every benchmark, then one markdown table";
 	benchCmd = app.add_subcommand("bench", "Benchmark the machinery (" + help + ")");
 	benchCmd->add_option("name", selected, "Benchmark to run")
 		->required()
 		->check(CLI::IsMember(names));
 	benchCmd->add_option("--iters", options.iters, "Iterations (1..1000)")
 		->check(CLI::Range(1u, 1000u));
-	benchCmd->add_option("--rounds", options.rounds, "Operations per iteration (1..10000000)")
+	benchCmd->add_option("--rounds", options.rounds,
+			     "Operations per iteration (1..10000000; default: the benchmark's)")
 		->check(CLI::Range(1u, 10000000u));
 	benchCmd->add_option("--cpus", options.cpus,
 			     "Simulated CPUs (2..512; default: the allowed PUs)")
 		->check(CLI::Range(2u, 512u));
+	benchCmd->add_option("--plot", options.plot, "bench scale: write the table as an SVG plot");
 	benchCmd->add_option("params", options.params, "Boot parameters (nr_cpus=N ...)");
 }
 
@@ -81,8 +69,50 @@ bool benchParsed()
 	return benchCmd && benchCmd->parsed();
 }
 
+namespace {
+
+/*
+ * bench all: each benchmark with its defaults, then
+ * the rows as one markdown table. Options other than --iters apply to none.
+ */
+int runAll()
+{
+	std::vector<BenchRow> rows;
+	BenchOptions o;
+	int ret = 0;
+	u64 t0 = kshim::clockNs();
+
+	if (options.rounds || options.cpus || !options.params.empty() || !options.plot.empty()) {
+		fmt::print(stderr, "pokelab: bench all runs every benchmark with its own defaults; "
+			   "it takes only --iters (got {})\n",
+			   options.rounds ? "--rounds" : options.cpus ? "--cpus"
+					    : options.plot.empty() ? options.params.front() : "--plot");
+		return 2;
+	}
+	o.iters = options.iters;
+	o.rows = &rows;
+	for (const Bench &b : benches()) {
+		fmt::print("\n## bench {}\n\n", b.name);
+		fflush(stdout);
+		int r = b.run(o);
+		if (r)
+			ret = r;
+	}
+	fmt::print("\n| benchmark | ours | raw | ratio | goal | met |\n|---|---|---|---|---|---|\n");
+	for (const BenchRow &r : rows)
+		fmt::print("| {} | {} | {} | {:.3f} | {} | {} |\n", r.bench, r.ours, r.raw, r.ratio,
+			   r.goal, r.goal == "-" ? "-" : r.met ? "yes" : "no");
+	fmt::print("\nbench all: {} rows in {:.1f} s; ratios are medians over {} iterations\n",
+		   rows.size(), (kshim::clockNs() - t0) / 1e9, o.iters);
+	return ret;
+}
+
+} /* namespace */
+
 int runSelectedBench()
 {
+	if (selected == "all")
+		return runAll();
 	for (const Bench &b : benches())
 		if (selected == b.name)
 			return b.run(options);

@@ -27,13 +27,10 @@ double nsPerCall(unsigned int rounds, Fn fn)
 
 int benchSyncCore(const BenchOptions &o)
 {
-	/* It boots no machine, so a CPU count or a boot parameter would be silently ignored. */
-	if (o.cpus || !o.params.empty()) {
-		fmt::print(stderr, "pokelab: bench sync_core runs on the calling thread and boots "
-			   "nothing; it takes only --iters and --rounds (got {})\n",
-			   o.cpus ? fmt::format("--cpus {}", o.cpus) : o.params.front());
+	unsigned int rounds = roundsOr(o, 2000);
+
+	if (refuseMachineOptions("sync_core", o))
 		return 2;
-	}
 
 	struct Variant {
 		const char *name;
@@ -47,10 +44,10 @@ int benchSyncCore(const BenchOptions &o)
 	};
 
 	fmt::print("bench sync_core: {} iterations of {} calls; sync_core() uses {}\n", o.iters,
-		   o.rounds, kshim::syncCoreFlavorName(kshim::syncCoreFlavor()));
+		   rounds, kshim::syncCoreFlavorName(kshim::syncCoreFlavor()));
 	for (Variant &x : v)
 		if (x.present)
-			nsPerCall(o.rounds / 10 + 1, x.fn);
+			nsPerCall(rounds / 10 + 1, x.fn);
 	for (unsigned int it = 0; it < o.iters; it++) {
 		std::string line;
 
@@ -59,7 +56,7 @@ int benchSyncCore(const BenchOptions &o)
 				line += fmt::format(", {} n/a", x.name);
 				continue;
 			}
-			double ns = nsPerCall(o.rounds, x.fn);
+			double ns = nsPerCall(rounds, x.fn);
 			x.ns.push_back(ns);
 			line += fmt::format(", {} {:9.1f}ns", x.name, ns);
 		}
@@ -72,7 +69,8 @@ int benchSyncCore(const BenchOptions &o)
 			continue;
 		}
 		Stat s = stat(x.ns);
-		fmt::print("Summary: {} {:9.1f} ± {:7.1f}ns/call\n", x.name, s.mean, s.stddev);
+		fmt::print("Summary: {} {:9.1f} ± {:7.1f}ns/call (median ± MAD; mean {:.1f} ± {:.1f})\n",
+			   x.name, s.median, s.mad, s.mean, s.stddev);
 	}
 	return 0;
 }

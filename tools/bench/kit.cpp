@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What every benchmark shares: statistics, booting, the side-by-side timing
+ * of an operation and its raw primitive, and the rows of "bench all".
+ */
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
+#include <linux/smp.h>
+
+#include "bench.h"
+
+namespace pokelab::bench {
+
+namespace {
+
+double medianOf(std::vector<double> v)
+{
+	size_t n = v.size();
+
+	if (!n)
+		return 0;
+	std::sort(v.begin(), v.end());
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+} /* namespace */
+
+Stat stat(const std::vector<double> &v)
+{
+	double sum = 0, sq = 0;
+	std::vector<double> dev;
+
+	if (v.empty())
+		return {0, 0, 0, 0};
+	for (double x : v)
+		sum += x;
+	double mean = sum / v.size();
+	for (double x : v)
+		sq += (x - mean) * (x - mean);
+	double med = medianOf(v);
+	for (double x : v)
+		dev.push_back(std::fabs(x - med));
+	return {mean, v.size() > 1 ? std::sqrt(sq / (v.size() - 1)) : 0, med, medianOf(dev)};
+}
+
+unsigned int roundsOr(const BenchOptions &o, unsigned int def)
+{
+	return o.rounds ? o.rounds : def;
+}
+
+int bootBench(const char *name, const BenchOptions &o, unsigned int defCpus,
+	      unsigned int minCpus)
+{
+	std::string cmdline, err;
+	unsigned int cpus = o.cpus ? o.cpus : defCpus;
+
+	for (const std::string &p : o.params)
+		cmdline += p + " ";
+	if (cpus)
+		cmdline += fmt::format("nr_cpus={}", cpus);
+	if (kshim::boot(cmdline, &err, true)) {
+		fmt::print(stderr, "pokelab: {}\n", err);
+		return 2;
+	}
+	if (nr_cpu_ids < minCpus) {
+		kshim::shutdown();
+		fmt::print(stderr, "pokelab: bench {} needs at least {} CPUs; got nr_cpus={}\n", name,
+			   minCpus, nr_cpu_ids);
+		return 2;
+	}
+	fmt::print("{}\n", kshim::machineLine());
+	return 0;
+}
+
+int refuseMachineOptions(const char *name, const BenchOptions &o)
+{
+	/* It boots no machine, so a CPU count or a boot parameter would be silently ignored. */
+	if (!o.cpus && o.params.empty())
+		return 0;
+	fmt::print(stderr, "pokelab: bench {} runs on the calling thread and boots nothing; it "
+		   "takes only --iters and --rounds (got {})\n", name,
+		   o.cpus ? fmt::format("--cpus {}", o.cpus) : o.params.front());
+	return 2;
+}
+
+PairStat runPair(const std::string &what, unsigned int iters, const std::function<double()> &ours,
+		 const std::function<double()> &raw)
+{
+	PairStat p;
+	std::vector<double> ratio;
+
+	/* Warm-up: page in, settle the threads. */
+	ours();
+	raw();
+	for (unsigned int it = 0; it < iters; it++) {
+		u64 t0 = kshim::clockNs();
+		double o = ours(), r = raw();
+
+		r = (r + raw()) / 2;
+		o = (o + ours()) / 2;
+		p.oursNs.push_back(o);
+		p.rawNs.push_back(r);
+		ratio.push_back(o / r);
+		fmt::print("Iter {:3} ({:8.3f}ms): {} ours {:>11}, raw {:>11}, ratio {:6.3f}\n", it,
+			   (kshim::clockNs() - t0) / 1e6, what, fmtNs(o), fmtNs(r), o / r);
+	}
+	p.ours = stat(p.oursNs);
+	p.raw = stat(p.rawNs);
+	p.ratio = stat(ratio);
+	fmt::print("Summary: {} ours {} ± {}, raw {} ± {}, ratio {:.3f} ± {:.3f} (median ± MAD; "
+		   "mean ratio {:.3f} ± {:.3f})\n", what, fmtNs(p.ours.median), fmtNs(p.ours.mad),
+		   fmtNs(p.raw.median), fmtNs(p.raw.mad), p.ratio.median, p.ratio.mad,
+		   p.ratio.mean, p.ratio.stddev);
+	return p;
+}
+
+std::string fmtNs(double ns)
+{
+	if (ns >= 1e6)
+		return fmt::format("{:.3f} ms", ns / 1e6);
+	if (ns >= 1e3)
+		return fmt::format("{:.3f} us", ns / 1e3);
+	return fmt::format("{:.2f} ns", ns);
+}
+
+void addRow(const BenchOptions &o, const std::string &bench, const PairStat &p,
+	    const std::string &goal, bool met)
+{
+	if (!o.rows)
+		return;
+	o.rows->push_back(BenchRow{bench, fmtNs(p.ours.median), fmtNs(p.raw.median),
+				   p.ratio.median, goal, met});
+}
+
+} /* namespace pokelab::bench */
