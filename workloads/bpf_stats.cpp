@@ -79,11 +79,11 @@ void hotLoop(HotLoopState *st, bool smallKey)
 
 		/*
 		 * One call through a site: count it, and check it once the flip is
-		 * stable; every 16 calls, the host's time slice (kernel_shim/sched.h).
+		 * stable; every 4 calls, the host's time slice (kernel_shim/sched.h).
 		 */
 		auto account = [&](unsigned int r) {
 			/* a call that trapped on an INT3 costs microseconds: check the slice often */
-			if (!(++calls & 15))
+			if (!(++calls & 3))
 				kshim::schedTick();
 			if (!stable)
 				return;

@@ -220,7 +220,7 @@ struct EmuRec {
 };
 
 constexpr unsigned int kEmuRing = 64;
-constexpr unsigned int kEmuPerWrite = 8;	/* trap returns checked per text write */
+constexpr unsigned int kEmuPerWrite = 2;	/* trap returns checked per text write */
 
 struct alignas(SMP_CACHE_BYTES) EmuRing {
 	u64 head, tail;
@@ -343,16 +343,49 @@ struct Window {
 	PSet p[kWindow];
 };
 
+/*
+ * intentAt() for ascending addresses: remembers the range of addresses the
+ * last answer holds for (the intent's bytes, or the gap before the next
+ * intent), so a window's bytes cost one map lookup, not one each.
+ */
+struct IntentCursor {
+	const Intent *cur = nullptr;
+	unsigned long lo = 1, hi = 0;
+
+	const Intent *at(unsigned long a)
+	{
+		if (a >= lo && a < hi)
+			return cur;
+		auto it = op->intents.upper_bound(a);
+		unsigned long next = it == op->intents.end() ? ~0ul : it->second.addr;
+
+		cur = nullptr;
+		lo = a;
+		hi = next;
+		if (it != op->intents.begin()) {
+			const Intent &p = std::prev(it)->second;
+
+			if (a < p.addr + p.len) {
+				cur = &p;
+				lo = p.addr;
+				hi = std::min(p.addr + p.len, next);
+			}
+		}
+		return cur;
+	}
+};
+
 void buildWindow(const Intent &in, u64 serial, u64 upTo, Window *w)
 {
 	unsigned long pageEnd = ((in.addr + in.len - 1) | 4095) + 1;
+	IntentCursor ic;
 
 	w->start = in.addr;
 	w->siteLen = std::min(in.len, kSiteMax);
 	w->len = 0;
 	for (unsigned long a = in.addr; a < pageEnd && w->len < w->siteLen + 15; a++) {
 		const ByteHist *b = findByte(a);
-		const Intent *i = intentAt(a);
+		const Intent *i = ic.at(a);
 		unsigned int k = w->len++;
 
 		if (b) {
@@ -1301,10 +1334,15 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 			firstOf[nserials++] = cpu;
 		}
 	}
-	for (size_t off = 0; off < len; off++) {
-		const Intent *site = intentAt(a + off);
+	IntentCursor ic;
+	const Intent *prevSite = nullptr;
 
-		if (!site || (off && intentAt(a + off - 1) == site))
+	for (size_t off = 0; off < len; off++) {
+		const Intent *site = ic.at(a + off);
+		bool same = off && prevSite == site;
+
+		prevSite = site;
+		if (!site || same)
 			continue;
 		for (unsigned int k = 0; k < nserials; k++)
 			checkSite(*site, serials[k], seq, firstOf[k]);
