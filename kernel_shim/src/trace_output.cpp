@@ -353,16 +353,16 @@ bool checkWritable(const std::string &path, std::string *err)
 	struct stat st;
 
 	if (path.empty()) {
-		*err = "empty trace file name; expected a path to a regular file";
+		*err = "empty output file name; expected a path to a regular file";
 		return false;
 	}
 	/*
-	 * The trace is written to PATH.tmp and renamed over PATH, so that no
+	 * An output is written to PATH.tmp and renamed over PATH, so that no
 	 * half-written file is ever left: that would replace a device, a
 	 * FIFO, a directory or a symlink instead of writing through it.
 	 */
 	if (!lstat(path.c_str(), &st) && !S_ISREG(st.st_mode)) {
-		*err = fmt::format("'{}' exists and is not a regular file (a {}); the trace is "
+		*err = fmt::format("'{}' exists and is not a regular file (a {}); the output is "
 				   "written to a new file and renamed into place, so give a file "
 				   "path", path,
 				   S_ISDIR(st.st_mode)   ? "directory"
@@ -375,7 +375,7 @@ bool checkWritable(const std::string &path, std::string *err)
 	FILE *f = fopen(tmp.c_str(), "w");
 
 	if (!f) {
-		*err = fmt::format("cannot write trace file '{}' (through '{}'): {}", path, tmp,
+		*err = fmt::format("cannot write '{}' (through '{}'): {}", path, tmp,
 				   strerror(errno));
 		return false;
 	}

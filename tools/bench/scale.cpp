@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <kernel_shim/boot.h>
+#include <kernel_shim/trace_output.h>
 #include <kernel_shim/xmc.h>
 #include <linux/smp.h>
 #include <workloads/bpf_stats.h>
@@ -81,11 +82,17 @@ int runRow(const BenchOptions &o, unsigned int cpus, unsigned int flips, ScaleRo
 	return 0;
 }
 
+cairo_status_t appendSvg(void *closure, const unsigned char *data, unsigned int len)
+{
+	((std::string *)closure)->append((const char *)data, len);
+	return CAIRO_STATUS_SUCCESS;
+}
+
 /* Log-log plot of the median batch against the CPU count. */
 int plot(const std::string &path, const std::vector<ScaleRow> &rows)
 {
 	const double w = 640, h = 400, l = 70, r = 20, t = 40, b = 50;
-	std::string tmp = path + ".tmp";
+	std::string svg, err;
 	double xmax = std::log2(rows.back().cpus), xmin = std::log2(rows.front().cpus);
 	double ymin = 1e18, ymax = 0;
 
@@ -101,7 +108,7 @@ int plot(const std::string &path, const std::vector<ScaleRow> &rows)
 	auto X = [&](double cpus) { return l + (std::log2(cpus) - xmin) / (xmax - xmin) * (w - l - r); };
 	auto Y = [&](double ms) { return h - b - (std::log10(ms) - ly0) / (ly1 - ly0) * (h - t - b); };
 
-	cairo_surface_t *s = cairo_svg_surface_create(tmp.c_str(), w, h);
+	cairo_surface_t *s = cairo_svg_surface_create_for_stream(appendSvg, &svg, w, h);
 	cairo_t *cr = cairo_create(s);
 
 	cairo_set_source_rgb(cr, 1, 1, 1);
@@ -154,10 +161,10 @@ int plot(const std::string &path, const std::vector<ScaleRow> &rows)
 	/* cairo's and fontconfig's caches, which a leak checker would report at exit */
 	cairo_debug_reset_static_data();
 	FcFini();
-	if (st != CAIRO_STATUS_SUCCESS || rename(tmp.c_str(), path.c_str())) {
-		unlink(tmp.c_str());
+	/* Rendered in memory, then written to PATH.tmp and renamed: never half-written. */
+	if (st != CAIRO_STATUS_SUCCESS || !kshim::writeFileAtomic(path, svg, &err)) {
 		fmt::print(stderr, "pokelab: bench scale: cannot write {}: {}\n", path,
-			   st != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(st) : strerror(errno));
+			   st != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(st) : err);
 		return 1;
 	}
 	return 0;
@@ -175,9 +182,14 @@ int benchScale(const BenchOptions &o)
 			   "512); it takes no --cpus (got --cpus {})\n", o.cpus);
 		return 2;
 	}
-	if (!o.plot.empty() && o.plot.size() > 4 && o.plot.compare(o.plot.size() - 4, 4, ".svg")) {
+	if (!o.plot.empty() && (o.plot.size() < 5 || o.plot.compare(o.plot.size() - 4, 4, ".svg"))) {
 		fmt::print(stderr, "pokelab: bench scale --plot {}: expected a FILE.svg path\n",
 			   o.plot);
+		return 2;
+	}
+	std::string err;
+	if (!o.plot.empty() && !kshim::checkWritable(o.plot, &err)) {
+		fmt::print(stderr, "pokelab: bench scale --plot: {}\n", err);
 		return 2;
 	}
 	for (unsigned int n = 2; n <= 512; n *= 2)
