@@ -43,6 +43,8 @@ struct BenchOptions {
 	unsigned int cpus = 0;		/* nr_cpus, 0 = the bench's default */
 	std::vector<std::string> params;	/* extra boot parameters */
 	std::string plot;		/* bench scale: SVG plot to write */
+	bool itersGiven = false;	/* --iters was on the command line */
+	bool plotGiven = false;		/* --plot was on the command line (perhaps empty) */
 	std::vector<BenchRow> *rows = nullptr;	/* bench all: where rows go */
 };
 

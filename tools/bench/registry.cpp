@@ -111,6 +111,13 @@ int runAll()
 
 int runSelectedBench()
 {
+	options.itersGiven = benchCmd->count("--iters") > 0;
+	options.plotGiven = benchCmd->count("--plot") > 0;
+	if (options.plotGiven && selected != "scale") {
+		fmt::print(stderr, "pokelab: --plot is for bench scale only (got bench {} --plot {})\n",
+			   selected, options.plot.empty() ? "\"\"" : options.plot);
+		return 2;
+	}
 	if (selected == "all")
 		return runAll();
 	for (const Bench &b : benches())

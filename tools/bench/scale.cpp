@@ -177,6 +177,15 @@ int benchScale(const BenchOptions &o)
 	unsigned int flips = roundsOr(o, 10);
 	int ret = 0;
 
+	if (o.itersGiven) {
+		fmt::print(stderr, "pokelab: bench scale runs each CPU count once, with --rounds flips "
+			   "(default 10); it takes no --iters (got --iters {})\n", o.iters);
+		return 2;
+	}
+	if (o.plotGiven && o.plot.empty()) {
+		fmt::print(stderr, "pokelab: bench scale --plot \"\": expected a FILE.svg path\n");
+		return 2;
+	}
 	if (o.cpus) {
 		fmt::print(stderr, "pokelab: bench scale runs every CPU count itself (2, 4, ... "
 			   "512); it takes no --cpus (got --cpus {})\n", o.cpus);
