@@ -12,7 +12,7 @@
  *	                                        each run a full slice (ms)
  *	                                        scheduled: takes the IPI, unlocks
  *
- * With schedTick() each of those 31 runs for 20 us at most before it yields,
+ * With schedTick() each of those 31 runs for 10 us at most before it yields,
  * so CPU37 is scheduled within a millisecond instead of tens.
  */
 #include <cerrno>
@@ -41,7 +41,7 @@ u64 schedSliceNs;
 
 namespace {
 
-constexpr unsigned long kDefaultSliceUs = 20;
+constexpr unsigned long kDefaultSliceUs = 10;
 constexpr unsigned long kMaxSliceUs = 100000;
 unsigned long sliceUs = kDefaultSliceUs;
 IdleMode idleParam = IdleMode::HaltPoll;
@@ -81,7 +81,7 @@ int setIdle(const char *val, std::string &err)
 BootParamRegistrar sliceParam({
 	"pokelab.slice_us", setSliceUs, [] { sliceUs = kDefaultSliceUs; },
 	"pokelab.slice_us=US: an oversubscribed CPU in a loop gives way after US us "
-	"(default 20; 0 = never)",
+	"(default 10; 0 = never)",
 });
 
 BootParamRegistrar idleBootParam({

@@ -75,7 +75,7 @@ double nsPerIter(unsigned long (*fn)(unsigned long), unsigned long n)
 
 int benchStaticBranch(const BenchOptions &o)
 {
-	unsigned long n = roundsOr(o, 5000000);
+	unsigned long n = roundsOr(o, 20000000);
 
 	if (refuseMachineOptions("static_branch", o))
 		return 2;

@@ -9,7 +9,7 @@
  * machine would need: a CPU in a long loop calls it where kernel code would
  * call cond_resched() (and where the tick would preempt a user task), and on
  * an oversubscribed machine, once the CPU has run pokelab.slice_us
- * (default 20 us) since it last gave way, it yields its PU to the next
+ * (default 10 us) since it last gave way, it yields its PU to the next
  * runnable CPU. On a machine with a PU per CPU it is one load and a branch.
  *
  * Idle (idle= as the kernel's, plus a haltpoll-like default): a CPU with
