@@ -355,19 +355,10 @@ std::vector<double> recursionBench(RecursionGuard g, unsigned int producers, uns
 	h0 = sumHits();
 	target = t0;
 	for (unsigned int i = 0; i < warmup + iters; i++) {
-		struct timespec ts;
 		double rate;
 
 		target += (u64)iter_ms * 1000000ull;
-		for (;;) {
-			u64 now = kshim::clockNs();
-
-			if (now >= target)
-				break;
-			ts.tv_sec = (target - now) / 1000000000ull;
-			ts.tv_nsec = (target - now) % 1000000000ull;
-			nanosleep(&ts, nullptr);
-		}
+		kshim::sleepUntilNs(target);
 		t1 = kshim::clockNs();
 		h1 = sumHits();
 		rate = (double)(h1 - h0) * 1e3 / (double)(t1 - t0);	/* M/s */

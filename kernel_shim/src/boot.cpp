@@ -373,6 +373,8 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 		c.irqPending.store(0);
 		c.hardirq.store(0);
 		c.dropIpis.store(0);
+		c.failIpiSends.store(0);
+		c.ipiSendRetries.store(0);
 		c.kick.store(false);
 	}
 	resetCpuStats();

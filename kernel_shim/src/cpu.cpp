@@ -3,9 +3,12 @@
  * Simulated CPUs as threads: their state, their task queues, and sending
  * them IPI signals.
  */
+#include <cerrno>
 #include <csignal>
+#include <sched.h>
 #include <pthread.h>
 
+#include <asm/processor.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
 #include <linux/rcupdate.h>
@@ -46,7 +49,40 @@ void sendIpiSignal(int cpu) noexcept
 
 	if (tlsCpu >= 0)
 		cpuStates[tlsCpu].ipiSent.fetch_add(1, std::memory_order_relaxed);
-	pthread_kill(target.thread, ipiSignal());
+	/*
+	 * EAGAIN: the host's queue of real-time signals is full (RLIMIT_SIGPENDING);
+	 * an IPI must not be lost, so back off and send it again, and count it.
+	 * Anything else is a bug (a thread that is gone, a bad signal).
+	 */
+	for (unsigned int tries = 0;; tries++) {
+		unsigned int fail = target.failIpiSends.load(std::memory_order_relaxed);
+		int err;
+
+		/* Fault injection: the next sends fail with EAGAIN (tests). */
+		if (fail && target.failIpiSends.compare_exchange_strong(fail, fail - 1))
+			err = EAGAIN;
+		else
+			err = pthread_kill(target.thread, ipiSignal());
+		if (err != EAGAIN) {
+			BUG_ON(err);
+			return;
+		}
+		target.ipiSendRetries.fetch_add(1, std::memory_order_relaxed);
+		if (tries < 16)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+void failNextIpiSends(int cpu, unsigned int n) noexcept
+{
+	cpuStates[cpu].failIpiSends.store(n, std::memory_order_relaxed);
+}
+
+unsigned long ipiSendRetries(int cpu) noexcept
+{
+	return cpuStates[cpu].ipiSendRetries.load(std::memory_order_relaxed);
 }
 
 void dropNextIpis(int cpu, unsigned int n) noexcept

@@ -56,6 +56,10 @@ struct alignas(SMP_CACHE_BYTES) CpuState {
 
 	/* Fault injection (tests): IPI signals to drop instead of sending. */
 	std::atomic<unsigned int> dropIpis{0};
+	/* Fault injection (tests): sends to this CPU that fail with EAGAIN first. */
+	std::atomic<unsigned int> failIpiSends{0};
+	/* Sends to this CPU that pthread_kill() refused with EAGAIN and were retried. */
+	std::atomic<unsigned long> ipiSendRetries{0};
 
 	/* Set up by boot() before the CPU runs; constant while it runs. */
 	pthread_t thread{};

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
@@ -43,6 +44,43 @@ TEST_F(IpiTest, MachineIsOversubscribed)
 	EXPECT_EQ(kshim::bootInfo().nrCpus, nr_cpu_ids);
 	EXPECT_EQ(num_online_cpus(), nr_cpu_ids);
 	EXPECT_EQ(kshim::bootInfo().oversubscribed, kshim::bootInfo().nrPus < nr_cpu_ids);
+}
+
+TEST_F(IpiTest, RefusedSendIsRetriedNotLost)
+{
+	unsigned long before = kshim::ipiSendRetries(1);
+
+	clearRan();
+	/* pthread_kill() says EAGAIN five times: the IPI must still arrive, once. */
+	kshim::failNextIpiSends(1, 5);
+	ASSERT_EQ(smp_call_function_single(1, markRan, nullptr, 1), 0);
+	EXPECT_EQ(per_cpu(ran, 1), 1);
+	EXPECT_EQ(kshim::ipiSendRetries(1) - before, 5u);
+}
+
+void noop(void *)
+{
+}
+
+TEST_F(IpiTest, SleepIsResumedAfterIpisCutItShort)
+{
+	std::atomic<bool> done{false};
+	std::atomic<u64> slept{0};
+
+	kshim::cpuRun(1, [&] {
+		u64 t0 = kshim::clockNs();
+
+		kshim::sleepForNs(20 * 1000000ull);
+		slept.store(kshim::clockNs() - t0);
+		done.store(true);
+	});
+	/* IPIs while it sleeps: each interrupts clock_nanosleep() with EINTR. */
+	while (!done.load()) {
+		smp_call_function_single(1, noop, nullptr, 0);
+		kshim::sleepForNs(200000);
+	}
+	kshim::cpuWait(1);
+	EXPECT_GE(slept.load(), 20 * 1000000ull);
 }
 
 TEST_F(IpiTest, OnEachCpuWaitRunsOnceOnEveryOnlineCpuBeforeReturning)

@@ -115,9 +115,7 @@ struct alignas(64) HkState {
 
 void sleepMs(unsigned int ms)
 {
-	struct timespec ts = {0, (long)ms * 1000000L};
-
-	nanosleep(&ts, nullptr);
+	kshim::sleepForNs((u64)ms * 1000000ull);
 }
 
 /* A system call's kernel work: one bpf program (live-patched text). */
@@ -173,8 +171,7 @@ void hackbenchLoop(int self, int peer, std::vector<HkState> *hk)
 	while (!stopLoad.load(std::memory_order_relaxed)) {
 		smp_call_function_single(peer, hackbenchMsg, &(*hk)[peer], 1);
 		n++;
-		struct timespec ts = {0, 500000};
-		nanosleep(&ts, nullptr);
+		kshim::sleepForNs(500000);
 	}
 	(*hk)[self].messages.store(n, std::memory_order_relaxed);
 }
@@ -505,7 +502,7 @@ int (*setup(CLI::App *sub))(const Common &)
 			"Isolated CPUs: one system call every this many ms")
 		->check(CLI::Range(1u, 60000u));
 	sub->add_option("--interval-ms", opts.intervalMs,
-			"Housekeeping: pause between patching operations, ms")
+			"Housekeeping: pause between patching operations, ms (0..10000)")
 		->check(CLI::Range(0u, 10000u));
 	sub->add_option("--defer", opts.defer,
 			"Policy compared with off (default v7; 'off' is the broken comparison "

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <cerrno>
 #include <ctime>
 
 #include <linux/compiler.h>
@@ -21,6 +22,26 @@ static __always_inline u64 clockNs() noexcept
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
+
+/*
+ * Sleep until @deadline (ns of CLOCK_MONOTONIC): clock_nanosleep() to the
+ * absolute time, resumed after a signal (an IPI) cuts it short, so neither
+ * the IPIs a CPU takes nor a long sleep (a relative timespec's tv_nsec must
+ * stay below 1e9) change how long it sleeps. Async-signal-safe; any thread.
+ */
+static inline void sleepUntilNs(u64 deadline) noexcept
+{
+	struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR)
+		;
+}
+
+/* Sleep @ns from now, as sleepUntilNs(). */
+static inline void sleepForNs(u64 ns) noexcept
+{
+	sleepUntilNs(clockNs() + ns);
 }
 
 } /* namespace kshim */

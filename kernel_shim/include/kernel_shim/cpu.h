@@ -56,6 +56,16 @@ const void *currentTask() noexcept;
 void dropNextIpis(int cpu, unsigned int n) noexcept;
 
 /*
+ * Test hook: the next @n IPI sends to @cpu fail with EAGAIN, as
+ * pthread_kill() does when the host's queue of real-time signals is full;
+ * the sender retries each (with back-off) until the signal goes out.
+ */
+void failNextIpiSends(int cpu, unsigned int n) noexcept;
+
+/* IPI sends to @cpu that were refused with EAGAIN and retried, since boot. Any thread. */
+unsigned long ipiSendRetries(int cpu) noexcept;
+
+/*
  * The real-time signal that carries IPIs (SIGRTMIN + 1). Handlers that model
  * "interrupts off" (the INT3 trap) add it to their sa_mask.
  * Async-signal-safe; any thread.
