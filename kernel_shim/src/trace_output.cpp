@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <map>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/trace_output.h>
 #include <linux/cpumask.h>
@@ -317,22 +319,99 @@ std::string formatTraceJson(const TraceSnapshot &s, const TraceFilter &f)
 	return out;
 }
 
+namespace {
+
+/* The directory part of @path ("." for a bare name) and its last component. */
+std::string dirOf(const std::string &path)
+{
+	size_t slash = path.find_last_of('/');
+
+	if (slash == std::string::npos)
+		return ".";
+	return slash ? path.substr(0, slash) : "/";
+}
+
+std::string baseOf(const std::string &path)
+{
+	size_t slash = path.find_last_of('/');
+
+	return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/*
+ * Create a fresh temporary file next to @path: DIR/.BASE.XXXXXX, opened with
+ * O_CREAT|O_EXCL|O_NOFOLLOW so that an existing name (a file, a symlink
+ * someone planted) is never followed, truncated or reused: another suffix
+ * is tried instead. Returns the fd and sets *@tmp, or -1 with errno.
+ */
+int createFresh(const std::string &path, std::string *tmp)
+{
+	static unsigned long counter;
+	std::string stem = dirOf(path) + "/." + baseOf(path) + ".";
+
+	for (unsigned int tries = 0; tries < 100; tries++) {
+		unsigned long n = (unsigned long)getpid() * 1000003ul + clockNs() + counter++;
+		std::string name = fmt::format("{}{:06x}", stem, n & 0xffffff);
+		int fd = open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+		if (fd >= 0) {
+			*tmp = name;
+			return fd;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* @path may be replaced by rename(): absent, or a regular file (not followed). */
+bool replaceable(const std::string &path, std::string *err)
+{
+	struct stat st;
+
+	if (lstat(path.c_str(), &st) || S_ISREG(st.st_mode))
+		return true;
+	*err = fmt::format("'{}' exists and is not a regular file (a {}); the output is written "
+			   "to a new file and renamed into place, so give a file path", path,
+			   S_ISDIR(st.st_mode)   ? "directory"
+			   : S_ISLNK(st.st_mode) ? "symbolic link"
+			   : S_ISFIFO(st.st_mode) ? "FIFO"
+						  : "device or socket");
+	return false;
+}
+
+} /* namespace */
+
 bool writeFileAtomic(const std::string &path, const std::string &data, std::string *err)
 {
-	std::string tmp = path + ".tmp";
-	FILE *f = fopen(tmp.c_str(), "w");
-	bool ok;
+	std::string tmp;
+	size_t done = 0;
+	int fd;
+	bool ok = true;
 
-	if (!f) {
-		*err = fmt::format("cannot write '{}': {}", tmp, strerror(errno));
+	if (!replaceable(path, err))
+		return false;
+	fd = createFresh(path, &tmp);
+	if (fd < 0) {
+		*err = fmt::format("cannot write '{}' (a new file in {}): {}", path, dirOf(path),
+				   strerror(errno));
 		return false;
 	}
-	ok = fwrite(data.data(), 1, data.size(), f) == data.size();
-	ok = !fflush(f) && ok;
-	ok = !fsync(fileno(f)) && ok;
-	ok = !fclose(f) && ok;
-	if (!ok || rename(tmp.c_str(), path.c_str())) {
-		*err = fmt::format("cannot write '{}': {}", path, strerror(errno));
+	while (ok && done < data.size()) {
+		ssize_t n = write(fd, data.data() + done, data.size() - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		ok = n > 0;
+		done += ok ? n : 0;
+	}
+	ok = ok && !fsync(fd);
+	ok = !close(fd) && ok;
+	/* Checked again: a symlink or device put there meanwhile is not replaced either. */
+	if (!ok || !replaceable(path, err) || rename(tmp.c_str(), path.c_str())) {
+		if (err->empty() || ok)
+			*err = fmt::format("cannot write '{}': {}", path, strerror(errno));
 		unlink(tmp.c_str());
 		return false;
 	}
@@ -349,39 +428,37 @@ bool writeTraceFiles(const TraceSnapshot &s, const TraceFilter &f, const std::st
 
 bool checkWritable(const std::string &path, std::string *err)
 {
-	std::string tmp = path + ".tmp";
-	struct stat st;
+	std::string tmp;
+	int fd;
 
 	if (path.empty()) {
 		*err = "empty output file name; expected a path to a regular file";
 		return false;
 	}
-	/*
-	 * An output is written to PATH.tmp and renamed over PATH, so that no
-	 * half-written file is ever left: that would replace a device, a
-	 * FIFO, a directory or a symlink instead of writing through it.
-	 */
-	if (!lstat(path.c_str(), &st) && !S_ISREG(st.st_mode)) {
-		*err = fmt::format("'{}' exists and is not a regular file (a {}); the output is "
-				   "written to a new file and renamed into place, so give a file "
-				   "path", path,
-				   S_ISDIR(st.st_mode)   ? "directory"
-				   : S_ISLNK(st.st_mode) ? "symbolic link"
-				   : S_ISFIFO(st.st_mode) ? "FIFO"
-							  : "device or socket");
+	if (!replaceable(path, err))
 		return false;
-	}
-
-	FILE *f = fopen(tmp.c_str(), "w");
-
-	if (!f) {
-		*err = fmt::format("cannot write '{}' (through '{}'): {}", path, tmp,
+	fd = createFresh(path, &tmp);
+	if (fd < 0) {
+		*err = fmt::format("cannot write '{}' (a new file in {}): {}", path, dirOf(path),
 				   strerror(errno));
 		return false;
 	}
-	fclose(f);
+	close(fd);
 	unlink(tmp.c_str());
 	return true;
+}
+
+bool sameOutput(const std::string &a, const std::string &b)
+{
+	struct stat sa, sb;
+
+	/* Existing files: the same inode. */
+	if (!stat(a.c_str(), &sa) && !stat(b.c_str(), &sb))
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	/* Otherwise: the same name in the same directory (by inode). */
+	if (baseOf(a) != baseOf(b) || stat(dirOf(a).c_str(), &sa) || stat(dirOf(b).c_str(), &sb))
+		return false;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 TraceCounters readTraceCounters()

@@ -23,7 +23,7 @@ fail() {
 	exit 1
 }
 [ -s "$dir/trace.txt" ] && [ -s "$dir/trace.json" ] || fail "trace files missing"
-[ ! -e "$dir/trace.txt.tmp" ] && [ ! -e "$dir/trace.json.tmp" ] || fail ".tmp file left behind"
+[ -z "$(ls -A "$dir" | grep -v -x -e trace.txt -e trace.json -e out)" ] || fail "temporary file left behind: $(ls -A "$dir")"
 grep -q '^trace: [0-9]* events written, 0 dropped' "$dir/out" || fail "events dropped"
 
 line=$(grep '^trace: counters:' "$dir/out")

@@ -68,9 +68,17 @@ int runDemo(const DemoOptions &o)
 	kshim::TraceFilter filter;
 	bool tracing = !o.traceFile.empty() || !o.traceJson.empty();
 
-	if (!o.traceFile.empty() && o.traceFile == o.traceJson)
-		return usageError(fmt::format("--trace and --trace-json both name '{}'; give two "
-					      "files", o.traceFile));
+	if (o.traceFileSet && o.traceFile.empty())
+		return usageError("--trace \"\": empty file name; expected --trace FILE");
+	if (o.traceJsonSet && o.traceJson.empty())
+		return usageError("--trace-json \"\": empty file name; expected --trace-json FILE");
+	if (o.traceCpusSet && !tracing)
+		return usageError(fmt::format("--trace-cpus {}: filters a trace, but no --trace or "
+					      "--trace-json was given", o.traceCpus));
+	if (!o.traceFile.empty() && !o.traceJson.empty() &&
+	    kshim::sameOutput(o.traceFile, o.traceJson))
+		return usageError(fmt::format("--trace '{}' and --trace-json '{}' are the same file; "
+					      "give two files", o.traceFile, o.traceJson));
 	if (o.nohzFullSet && o.nohzFull.empty())
 		return usageError("--nohz-full: empty CPU list; expected e.g. --nohz-full 1-3,5");
 	/* CPUs beyond --cpus are caught here, before the boot line; others after boot */

@@ -49,9 +49,13 @@ std::string formatTraceText(const TraceSnapshot &s, const TraceFilter &f);
 std::string formatTraceJson(const TraceSnapshot &s, const TraceFilter &f);
 
 /*
- * Write @data to @path through @path.tmp and rename(), so that @path is
- * either absent, the old file, or complete. Returns false with one line in
- * *@err on failure (the .tmp file is removed).
+ * Write @data to @path: into a fresh file created next to it
+ * (DIR/.BASE.XXXXXX with O_CREAT|O_EXCL|O_NOFOLLOW: an existing name is
+ * never followed, truncated or reused), fsync(), then rename() over @path,
+ * so that @path is either absent, the old file, or complete. @path must be
+ * absent or a regular file (a symlink, device, FIFO or directory there is
+ * refused, not replaced). Returns false with one line in *@err on failure
+ * (the temporary file is removed). Task context.
  */
 bool writeFileAtomic(const std::string &path, const std::string &data, std::string *err);
 
@@ -59,8 +63,19 @@ bool writeFileAtomic(const std::string &path, const std::string &data, std::stri
 bool writeTraceFiles(const TraceSnapshot &s, const TraceFilter &f, const std::string &text,
 		     const std::string &json, std::string *err);
 
-/* Can @path (through @path.tmp) be written? For checking options before a run. */
+/*
+ * Could @path be written by writeFileAtomic()? (Not empty; absent or a
+ * regular file; a new file can be created in its directory.) For checking
+ * options before a run. One line in *@err when not. Task context.
+ */
 bool checkWritable(const std::string &path, std::string *err);
+
+/*
+ * Do two output paths name the same file? Compared by what they resolve to
+ * (an existing file's device and inode; else the directory's device and
+ * inode and the name), not as strings: "a.txt" and "./a.txt" are the same.
+ */
+bool sameOutput(const std::string &a, const std::string &b);
 
 /* The machine's own counters that the census must match, summed over CPUs. */
 struct TraceCounters {
