@@ -21,6 +21,7 @@
 #include <kernel_shim/xmc.h>
 
 #include <workloads/alt_pass.h>
+#include <workloads/machine_notes.h>
 #include "scenario.h"
 
 namespace pokelab::scenario {
@@ -172,19 +173,11 @@ int runAlternatives(const Common &common, unsigned int repeats)
 		{"bytes after the pass", "identical",
 		 bytesOk ? "identical" : "DIFFERENT", bytesOk ? "ok" : "MISMATCH"},
 	});
-	report += fmt::format(
-		"\nThis machine is a KVM guest. CPUID exits to the hypervisor ({:.1f} us a call alone "
-		"in this run; ~4.5 us on this guest when idle), "
-		"so the CPUID flavour is the one whose saving has the KVM-guest size of the seed's "
-		"~3 ms; {} does not exit, so its saving is of the bare-metal kind (the seed's 63 "
-		"us). The kernel's own sync_core() never uses CPUID. Each write here is a "
-		"pwrite() to /proc/self/mem (microseconds), so the pass times are larger than the "
-		"kernel's; the saving is the difference of the two variants and carries over, the "
-		"absolute pass time does not. The seed's site count is not in the mail; compare "
-		"the per-site column. The saving is the median of paired differences (± half their "
-		"interquartile range); where it is smaller than that spread, the pwrite() noise "
-		"of this shared machine hides it, and 'alone x sites' is the better estimate.\n",
-		cpuidAloneNs / 1000.0, fastFlavour);
+	report += pokelab::alternativesMachineNote(kshim::detectMachine(), cpuidAloneNs, fastFlavour,
+						   kshim::machineLine().find("poke alias") !=
+								   std::string::npos
+							   ? "alias"
+							   : "procmem");
 	kshim::xmcQuiesce();
 
 	kshim::XmcStats x = kshim::xmcStats();

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <workloads/bpf_stats.h>
+#include <workloads/machine_notes.h>
 #include <workloads/refs_compare.h>
 #include "scenario.h"
 
@@ -103,15 +104,7 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 		 fmt::format("{}", p.refsXcpu),
 		 fmt::format("<= {} publish/drain writes", p.refsPatcherWrites)},
 	});
-	out += fmt::format(
-		"\nWhat carries over: the count of writes to a refs cache line whose previous "
-		"writer was\nanother CPU. With refs=global every CPU that hits an INT3 writes the "
-		"one line; with\nrefs=percpu only the patcher's publish/drain touches another CPU's "
-		"line. What does not:\nthe latency. False sharing between 240 cores cannot be shown "
-		"on this machine's {} simulated\nCPUs time-shared on 2 vCPUs: a contended line "
-		"moves between 2 PUs at most, so the\nlatency ratio here is not the seed's 3782x, "
-		"and the ns-per-call and INT3-share figures\ninclude the time a CPU thread waits "
-		"for a PU.\n", cpus);
+	out += pokelab::bpfStatsMachineNote(kshim::detectMachine(), cpus);
 
 	bool ok = refsClaimHolds(m, &why);
 

@@ -16,6 +16,7 @@
 #include <kernel_shim/xmc.h>
 
 #include <workloads/bpf_recursion.h>
+#include <workloads/machine_notes.h>
 #include "scenario.h"
 
 namespace pokelab::scenario {
@@ -137,17 +138,8 @@ int runRecursion(const Common &common, unsigned int producers, unsigned int iter
 		    : "WRONG",
 		 ok ? "counts ok" : "COUNTS WRONG"},
 	});
-	report += "\nThis machine is x86-64 (a 2-vCPU KVM guest): there are no LSE atomics to "
-		  "compare, so the arm64 +25% cannot be reproduced here; the atomic row measures "
-		  "a LOCK XADD instead. What carries over is the x86 direction: the u8[4] scheme "
-		  "(preempt_disable(), context lookup, byte increment, 32-bit read) against x86's "
-		  "single non-locked per-CPU increment. The size does not carry over: in the kernel "
-		  "preempt_count() is one %gs load and preempt_disable() one %gs increment, while "
-		  "the shim's are out-of-line calls (smp_processor_id() through TLS, the "
-		  "CONFIG_DEBUG_PREEMPT check, the hard-IRQ flag), six per trampoline pass in the "
-		  "u8[4] guard and none in the others, so that guard's cost is inflated well "
-		  "beyond the mail's 30%; the atomic -> u8[4] row is negative for the same reason. "
-		  "Only the sign of the x86 row compares.\n";
+	report += pokelab::recursionMachineNote(kshim::detectMachine(),
+						(sum[1].mean / sum[0].mean - 1.0) * 100.0);
 	kshim::xmcQuiesce();
 	/* informational: the benchmark patches no text, so the model has nothing to judge */
 	report += fmt::format("\ncheck: hits and misses per guard {}; {}\n",

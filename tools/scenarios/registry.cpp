@@ -109,7 +109,7 @@ void addScenarioCommands(CLI::App &app)
 	}
 
 	reproduceCmd = app.add_subcommand(
-		"reproduce", "Run every scenario at a size that takes about a minute on 2 vCPUs and "
+		"reproduce", "Run every scenario at a size that takes about a minute on 2 PUs and "
 			     "print each seed's table");
 	reproduceCmd->add_flag("--quiet", common.quiet, "No progress on stderr");
 }

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The explanatory sentences of the scenario reports, built from what was
+ * detected about the host (kernel_shim/machine.h) and what was measured,
+ * never written for one machine. Shared by the command and the tests (which
+ * build them for hosts this one is not). Task context; any thread.
+ */
+#pragma once
+
+#include <string>
+
+#include <kernel_shim/machine.h>
+
+namespace pokelab {
+
+/*
+ * Seed 004: why the CPUID and the fast flavour's savings compare with the
+ * seed's guest and bare-metal figures. @cpuidAloneNs: one CPUID measured
+ * alone (ns); @fastFlavour: "serialize" or "iret_to_self"; @writer: the text
+ * writer of the machine line ("alias" or "procmem").
+ */
+std::string alternativesMachineNote(const kshim::MachineDesc &m, double cpuidAloneNs,
+				    const std::string &fastFlavour, const std::string &writer);
+
+/* Seeds 000/001: what carries over to @cpus simulated CPUs on this host. */
+std::string bpfStatsMachineNote(const kshim::MachineDesc &m, unsigned int cpus);
+
+/*
+ * Seed 002: why only the x86 row's sign compares. @atomicToU8Pct: the
+ * measured change from the atomic guard to u8[4], in percent (its sign is
+ * printed as measured).
+ */
+std::string recursionMachineNote(const kshim::MachineDesc &m, double atomicToU8Pct);
+
+} /* namespace pokelab */
