@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "stop.h"
 
 namespace pokelab {
 
@@ -88,6 +89,8 @@ int main(int argc, char **argv)
 		return pokelab::kExitUsage;
 	}
 
+	/* Before any thread exists: SIGINT, SIGTERM, SIGHUP go to one watcher (stop.h). */
+	pokelab::stopInit();
 	for (const pokelab::Command &c : cmds)
 		if (c.parsed())
 			return c.run();

@@ -260,7 +260,13 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 	};
 
 	waitPasses(0);
+	unsigned int done = 0;
 	for (unsigned int f = 1; f <= cfg.flips; f++) {
+		if (cfg.stop && cfg.stop->load(std::memory_order_relaxed)) {
+			r.interrupted = true;
+			break;
+		}
+		done = f;
 		WRITE_ONCE(flipSeq, 2 * f - 1);
 		smp_mb();
 		waitIsolated(2 * f - 1);
@@ -287,15 +293,16 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 		waitIsolated(2 * f);
 	}
 
+	r.flips = done;
 	/* Leave the key disabled. */
-	if (cfg.flips % 2) {
-		WRITE_ONCE(flipSeq, 2 * cfg.flips + 1);
+	if (done % 2) {
+		WRITE_ONCE(flipSeq, 2 * done + 1);
 		smp_mb();
-		waitIsolated(2 * cfg.flips + 1);
+		waitIsolated(2 * done + 1);
 		bpf_stats_handler_write(0);
 		small_key_write(0);
-		smp_store_release(&flipSeq, 2 * cfg.flips + 2);
-		waitIsolated(2 * cfg.flips + 2);
+		smp_store_release(&flipSeq, 2 * done + 2);
+		waitIsolated(2 * done + 2);
 	}
 
 	stopLoops.store(true);

@@ -20,6 +20,7 @@
 
 #include "command.h"
 #include "options.h"
+#include "stop.h"
 #include <workloads/bpf_stats.h>
 #include <kernel_shim/trace_output.h>
 
@@ -134,6 +135,7 @@ int runDemo(const DemoOptions &o)
 
 	pokelab::BpfStatsConfig cfg;
 	cfg.flips = o.flips;
+	cfg.stop = pokelab::stopFlag();	/* SIGINT/SIGTERM/SIGHUP: stop after the flip in progress */
 	/* v5's bug only bites a CPU that is in the kernel when the flip patches. */
 	cfg.isolatedInKernel = o.isolatedInKernel || o.ctDefer == "v5";
 	if (!cpumask_empty(kshim::nohzFullMask()))
@@ -169,6 +171,11 @@ int runDemo(const DemoOptions &o)
 		}
 	}
 	kshim::shutdown();
+	if (r.interrupted) {
+		fmt::print("demo: interrupted after {} of {} flips ({})\n", r.flips, o.flips,
+			   pokelab::stopSignalName());
+		return pokelab::stopExitStatus();
+	}
 	return r.ok() ? 0 : 1;
 }
 

@@ -46,6 +46,7 @@
 
 #include "command.h"
 #include "options.h"
+#include "stop.h"
 #include "torture.h"
 #include "torture_text.h"
 
@@ -323,6 +324,7 @@ int run()
 	kshim::xmcQuiesce();
 	kshim::xmcSetReporter(reportViolation);
 	kshim::addDeathHook(tortureDeathHook);
+	pokelab::stopOrderly();	/* SIGINT/SIGTERM/SIGHUP end the run in order */
 	kshim::tortureDelays(true, seedUsed);
 
 	for (unsigned int cpu = 1; cpu < n; cpu++) {
@@ -340,7 +342,7 @@ int run()
 		u64 now = kshim::clockNs();
 
 		housekeepingStep(0, decide(0, idx));
-		if (!opts.ops && now - t0 >= dur)
+		if ((!opts.ops && now - t0 >= dur) || pokelab::stopRequested())
 			break;
 		if (now >= next) {
 			fmt::print("torture: {} s: {}\n", (now - t0) / 1000000000ull, counters());
@@ -349,7 +351,7 @@ int run()
 		}
 	}
 	work[0].done.store(true);
-	if (!opts.ops)
+	if (!opts.ops || pokelab::stopRequested())
 		stopAll.store(true);
 	for (unsigned int cpu = 1; cpu < n; cpu++)
 		kshim::cpuWait(cpu);
@@ -404,9 +406,14 @@ int run()
 			   : !bad.empty()     ? "a knob did not end as asked"
 			   : !kshim::xmcEnabled ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
 						: "NOTHING CHECKED: no text was written");
+	if (pokelab::stopRequested())
+		fmt::print("torture: interrupted after {:.1f} s ({})\n", secs,
+			   pokelab::stopSignalName());
 	std::fflush(stdout);
 	kshim::xmcSetReporter(nullptr);
 	kshim::shutdown();
+	if (pokelab::stopRequested())
+		return pokelab::stopExitStatus();
 	return success ? 0 : 1;
 }
 

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ struct BpfStatsConfig {
 	 * two sites too (tools/demo/small_key.h).
 	 */
 	bool smallKey = false;
+	/* Polled before each flip: set, the run stops there (the key is left disabled). */
+	const std::atomic<bool> *stop = nullptr;
 };
 
 struct BpfStatsCpu {
@@ -62,7 +65,8 @@ struct BpfStatsCpu {
 };
 
 struct BpfStatsResult {
-	unsigned int flips = 0;
+	unsigned int flips = 0;		/* flips made (fewer than asked if stopped) */
+	bool interrupted = false;	/* cfg.stop ended the run early */
 	unsigned int sites = 0;		/* sites of bpf_stats_enabled_key found in __jump_table */
 	unsigned long batches = 0;
 	unsigned long syncRounds = 0;

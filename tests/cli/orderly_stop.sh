@@ -1,0 +1,47 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# orderly_stop.sh POKELAB: SIGINT during a long demo and SIGTERM during a
+# torture run stop them in order: the summary so far is printed with
+# "interrupted after", the trace is written whole, and the exit status is
+# 128 + the signal. The signal is sent once the run is under way (its first
+# batch line, or its first status line, is out).
+set -u
+pokelab=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() {
+	echo "$*" >&2
+	for f in "$dir"/*.out; do echo "--- $f" >&2; tail -5 "$f" >&2; done
+	exit 1
+}
+# wait_for FILE PATTERN PID: until a line matches (or the run ended).
+wait_for() {
+	while kill -0 "$3" 2>/dev/null && ! grep -q "$2" "$1"; do
+		sleep 0.05
+	done
+}
+
+"$pokelab" demo --cpus 2 --flips 100000 --trace "$dir/t.txt" >"$dir/demo.out" 2>&1 &
+pid=$!
+wait_for "$dir/demo.out" 'took' $pid
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 130 ] || fail "demo: exit status $rc after SIGINT, expected 130"
+grep -q '^demo: interrupted after [0-9]* of 100000 flips (SIGINT)' "$dir/demo.out" ||
+	fail "demo: no 'interrupted after' line"
+grep -q '^verdict:' "$dir/demo.out" || fail "demo: no verdict for the flips made"
+grep -q 'csd_queue_cpu' "$dir/t.txt" || fail "demo: the trace was not written"
+
+"$pokelab" torture --cpus 3 --duration 600 >"$dir/torture.out" 2>&1 &
+pid=$!
+wait_for "$dir/torture.out" '^torture: seed' $pid
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 143 ] || fail "torture: exit status $rc after SIGTERM, expected 143"
+grep -q '^torture: interrupted after .* (SIGTERM)' "$dir/torture.out" ||
+	fail "torture: no 'interrupted after' line"
+grep -q '^xmc: model of cross-modifying code' "$dir/torture.out" || fail "torture: no verdict"
+exit 0
