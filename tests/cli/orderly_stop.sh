@@ -22,25 +22,27 @@ wait_for() {
 	done
 }
 
-"$pokelab" demo --cpus 2 --flips 100000 --trace "$dir/t.txt" >"$dir/demo.out" 2>&1 &
-pid=$!
-wait_for "$dir/demo.out" 'took' $pid
-kill -INT $pid
-wait $pid
-rc=$?
-[ $rc -eq 130 ] || fail "demo: exit status $rc after SIGINT, expected 130"
+# stop_run NAME SIGNAL STATUS READY-PATTERN ARGS...: start pokelab ARGS, send
+# SIGNAL once READY-PATTERN is out, and expect exit STATUS.
+stop_run() {
+	name=$1 sig=$2 want=$3 ready=$4
+	shift 4
+	"$pokelab" "$@" >"$dir/$name.out" 2>&1 &
+	pid=$!
+	wait_for "$dir/$name.out" "$ready" $pid
+	kill -"$sig" $pid
+	wait $pid
+	rc=$?
+	[ $rc -eq "$want" ] || fail "$name: exit status $rc after SIG$sig, expected $want"
+}
+
+stop_run demo INT 130 'took' demo --cpus 2 --flips 100000 --trace "$dir/t.txt"
 grep -q '^demo: interrupted after [0-9]* of 100000 flips (SIGINT)' "$dir/demo.out" ||
 	fail "demo: no 'interrupted after' line"
 grep -q '^verdict:' "$dir/demo.out" || fail "demo: no verdict for the flips made"
 grep -q 'csd_queue_cpu' "$dir/t.txt" || fail "demo: the trace was not written"
 
-"$pokelab" torture --cpus 3 --duration 600 >"$dir/torture.out" 2>&1 &
-pid=$!
-wait_for "$dir/torture.out" '^torture: seed' $pid
-kill -TERM $pid
-wait $pid
-rc=$?
-[ $rc -eq 143 ] || fail "torture: exit status $rc after SIGTERM, expected 143"
+stop_run torture TERM 143 '^torture: seed' torture --cpus 3 --duration 600
 grep -q '^torture: interrupted after .* (SIGTERM)' "$dir/torture.out" ||
 	fail "torture: no 'interrupted after' line"
 grep -q '^xmc: model of cross-modifying code' "$dir/torture.out" || fail "torture: no verdict"
