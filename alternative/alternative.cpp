@@ -105,7 +105,10 @@ void pokelabBugsReset(void)
 {
 	pokelab_bugs = {};
 	pokelab_hooks = {};
+	pokelab::batchAfterPhase1Probe = nullptr;
 }
+
+void (*pokelab::batchAfterPhase1Probe)(void);
 
 /*
  * pokelab.refs=percpu|global: per-CPU refs (v6.16, after E. Dumazet's 2025
@@ -689,8 +692,8 @@ void smp_text_poke_batch_finish(void)
 		__smp_text_poke_sync_each_cpu(cond);
 
 	/* userspace: test-only hook, holds the batch with every INT3 armed */
-	if (unlikely(pokelab_hooks.batch_after_phase1))
-		pokelab_hooks.batch_after_phase1();
+	if (unlikely(pokelab::batchAfterPhase1Probe))
+		pokelab::batchAfterPhase1Probe();
 
 	/* Phase 2: every byte but the first, behind the INT3. */
 	trace_text_poke_phase(2);	/* userspace */

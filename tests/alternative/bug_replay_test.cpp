@@ -77,12 +77,12 @@ void unsorted_single_poke(void)
 	gen_rel32(b, JMP32_INSN_OPCODE, site(3), pl_ret_neg);
 	unsorted_round = 0;
 	unsorted_result[0] = unsorted_result[1] = 0;
-	pokelab_hooks.batch_after_phase1 = run_slot7_on_cpu1;
+	pokelab::batchAfterPhase1Probe = run_slot7_on_cpu1;
 	mutex_lock(&text_mutex);
 	smp_text_poke_batch_add(site(7), a, 5, NULL);
 	smp_text_poke_single(site(3), b, 5, NULL);
 	mutex_unlock(&text_mutex);
-	pokelab_hooks.batch_after_phase1 = nullptr;
+	pokelab::batchAfterPhase1Probe = nullptr;
 }
 
 TEST_F(BugReplay, Fix2aebf5ee43bfUnsortedSinglePoke)

@@ -171,11 +171,11 @@ int live_poke(int slot, const unsigned char *insn, size_t len, int arg)
 	unsigned long emulated = pokelab::int3Emulated(1);
 
 	live = {slot < 0 ? jcc_site() : site(slot), slot, arg, 0, 0, 0, 0};
-	pokelab_hooks.batch_after_phase1 = run_slot_on_cpu1;
+	pokelab::batchAfterPhase1Probe = run_slot_on_cpu1;
 	mutex_lock(&text_mutex);
 	smp_text_poke_single(slot < 0 ? jcc_site() : site(slot), insn, len, NULL);
 	mutex_unlock(&text_mutex);
-	pokelab_hooks.batch_after_phase1 = nullptr;
+	pokelab::batchAfterPhase1Probe = nullptr;
 	EXPECT_EQ(live.byte_seen, INT3_INSN_OPCODE);
 	EXPECT_EQ(pokelab::int3Emulated(1) - emulated, 1u);
 	return live.result;

@@ -4,15 +4,14 @@
  * the raw primitive, a SIGTRAP round trip to an empty handler, on CPU 0.
  *
  *	ours: a static-key site with the batch's INT3 armed on it (the key is
- *	      being flipped; the port's phase-1 hook holds the batch there), each
+ *	      being flipped; the port's phase-1 probe holds the batch there), each
  *	      call trapping: SIGTRAP -> exc_int3() -> the handler's lookup, refs
  *	      and emulation -> the model's record of the return -> sigreturn;
  *	raw:  an int3 instruction with an empty SA_SIGINFO handler installed for
  *	      SIGTRAP, with the machine's signal mask and flags.
  *
- * Goal: ours / raw <= 1.25. The phase-1 hook is the port's test hook
- * (pokelab/bug_switches.h), the one way to keep a live batch's INT3 armed;
- * this benchmark is its only user outside the tests.
+ * Goal: ours / raw <= 1.25. The batch is held with its INT3 armed by the
+ * port's phase-1 probe (pokelab::batchAfterPhase1Probe, text_poke_stats.h).
  */
 #include <csignal>
 #include <cstring>
@@ -23,7 +22,7 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/clock.h>
 #include <linux/jump_label.h>
-#include <pokelab/bug_switches.h>
+#include <pokelab/text_poke_stats.h>
 
 #include "bench.h"
 
@@ -57,12 +56,12 @@ void timeEmulatedHits(void)
 
 double emulated()
 {
-	pokelab_hooks.batch_after_phase1 = timeEmulatedHits;
+	pokelab::batchAfterPhase1Probe = timeEmulatedHits;
 	if (static_key_enabled(&bench_int3_key.key))
 		static_key_disable(&bench_int3_key.key);
 	else
 		static_key_enable(&bench_int3_key.key);
-	pokelab_hooks.batch_after_phase1 = nullptr;
+	pokelab::batchAfterPhase1Probe = nullptr;
 	return emulatedNs;
 }
 

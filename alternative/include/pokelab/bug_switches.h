@@ -44,12 +44,6 @@ struct pokelab_bug_switches {
 #define POKELAB_LEGACY_DESC_V5_6	2
 
 struct pokelab_test_hooks {
-	/*
-	 * Called in smp_text_poke_batch_finish() after the phase-1 sync (every
-	 * INT3 armed, tails not yet written), on the patching CPU with
-	 * text_mutex held.
-	 */
-	void (*batch_after_phase1)(void);
 	/* Called in __static_key_slow_dec_cpuslocked() after the fast path failed, before the lock. */
 	void (*slow_dec_before_lock)(struct static_key *key);
 	/* Called in static_key_disable_cpuslocked() after its early check, before the lock. */

@@ -21,6 +21,15 @@ struct TextPokeStats {
 	bool syncMembarrier;		/* pokelab.sync=membarrier in force (after any fallback) */
 };
 
+/*
+ * Probe: called in smp_text_poke_batch_finish() after the phase-1 sync
+ * (every INT3 armed, no tail written yet), on the patching CPU with
+ * text_mutex held; NULL for none. Set and cleared in task context while no
+ * batch is in flight. Tests run a site on another CPU from it; bench int3
+ * times calls that trap on the armed INT3.
+ */
+extern void (*batchAfterPhase1Probe)(void);
+
 /* A snapshot of the global counters. Any thread. */
 TextPokeStats textPokeStats() noexcept;
 
