@@ -132,8 +132,21 @@ int moveSegment(std::string &note)
 	}
 	memcpy(tmp, (const void *)segStart, len);
 	munmap(tmp, len);
+	/*
+	 * First ask whether the host lets a memfd be mapped executable at all
+	 * (vm.memfd_noexec=2, a noexec mount): if it refuses, the text stays
+	 * where it is. The MAP_FIXED itself then cannot fail on permissions;
+	 * a failure past that point may have unmapped the old text, and
+	 * nothing could run on.
+	 */
+	tmp = mmap(nullptr, len, PROT_READ | PROT_EXEC, MAP_SHARED, memfd, 0);
+	if (tmp == MAP_FAILED) {
+		note = std::string("the host refuses an executable memfd mapping: ") +
+		       strerror(errno);
+		return -errno;
+	}
+	munmap(tmp, len);
 	p = mmap((void *)segStart, len, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, memfd, 0);
-	/* A failed MAP_FIXED may have unmapped the old text: nothing could run on. */
 	BUG_ON(p != (void *)segStart);
 	return 0;
 }
