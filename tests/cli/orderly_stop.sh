@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# orderly_stop.sh POKELAB: SIGINT during a long demo and SIGTERM during a
-# torture run stop them in order: the summary so far is printed with
+# orderly_stop.sh POKELAB: SIGINT during a long demo or run isolation and
+# SIGTERM during a torture run stop them in order: the summary so far is printed with
 # "interrupted after", the trace is written whole, and the exit status is
 # 128 + the signal. The signal is sent once the run is under way (its first
 # batch line, or its first status line, is out).
@@ -46,4 +46,8 @@ stop_run torture TERM 143 '^torture: seed' torture --cpus 3 --duration 600
 grep -q '^torture: interrupted after .* (SIGTERM)' "$dir/torture.out" ||
 	fail "torture: no 'interrupted after' line"
 grep -q '^xmc: model of cross-modifying code' "$dir/torture.out" || fail "torture: no verdict"
+stop_run isolation INT 130 'ct_defer=off: load' run isolation --cpus 3 --seconds 600
+grep -q '^run isolation: interrupted (SIGINT)' "$dir/isolation.out" ||
+	fail "run isolation: no 'interrupted' line"
+grep -q '^result: ' "$dir/isolation.out" || fail "run isolation: no report"
 exit 0

@@ -70,6 +70,7 @@
 #include <kernel_shim/trace_output.h>
 #include "isolation.h"
 #include "scenario.h"
+#include "stop.h"
 
 namespace pokelab::scenario {
 
@@ -350,7 +351,7 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 
 	prog.stage(fmt::format("ct_defer={}: load", policy));
 	/* At least one operation of each kind, however loaded the host is. */
-	while (op < 3 || kshim::clockNs() - t0 < dur) {
+	while (op < 3 || (kshim::clockNs() - t0 < dur && !pokelab::stopRequested())) {
 		switch (op++ % 3) {
 		case 0:
 			opFlip(nohz, iso, r->ops);
@@ -469,6 +470,8 @@ int runBoth(const Common &common)
 		fmt::print(stderr, "run isolation: --cpus {}: expected at least 3\n", opts.cpus);
 		return 2;
 	}
+	/* SIGINT/SIGTERM/SIGHUP: each variant stops after three operations (tools/stop.h). */
+	pokelab::stopOrderly();
 	for (auto [policy, r] : {std::pair{"off", &off}, std::pair{opts.defer.c_str(), &v7}}) {
 		ret = runVariant(common, policy, r, &err);
 		if (ret) {
@@ -476,7 +479,13 @@ int runBoth(const Common &common)
 			return ret;
 		}
 	}
-	return isolationReport(off, v7, IsolationRun{opts.cpus, opts.seconds, opts.syscallMs});
+	ret = isolationReport(off, v7, IsolationRun{opts.cpus, opts.seconds, opts.syscallMs});
+	if (pokelab::stopRequested()) {
+		fmt::print("run isolation: interrupted ({}): each variant stopped after the "
+			   "operation in progress\n", pokelab::stopSignalName());
+		return pokelab::stopExitStatus();
+	}
+	return ret;
 }
 
 int (*setup(CLI::App *sub))(const Common &)

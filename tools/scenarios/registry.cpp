@@ -13,6 +13,7 @@
 
 #include "command.h"
 #include "scenario.h"
+#include "stop.h"
 
 namespace pokelab::scenario {
 
@@ -124,8 +125,15 @@ int runSelectedScenario()
 	if (reproduceCmd && reproduceCmd->parsed()) {
 		int worst = 0;
 
-		for (const Scenario &s : scenarios())
+		for (const Scenario &s : scenarios()) {
 			worst = std::max(worst, s.reproduce(common));
+			/* A scenario that stops in order was interrupted: run no more. */
+			if (pokelab::stopRequested()) {
+				fmt::print("reproduce: interrupted ({}) after {}\n",
+					   pokelab::stopSignalName(), s.name);
+				return pokelab::stopExitStatus();
+			}
+		}
 		return worst;
 	}
 	for (const auto &[sub, run] : runners)
