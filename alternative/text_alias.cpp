@@ -151,6 +151,20 @@ int moveSegment(std::string &note)
 	return 0;
 }
 
+/* Write through the program segment's view, mapped now if this hold has none. */
+void writeSegment(unsigned long a, const void *src, size_t len)
+{
+	if (!rw) {
+		void *p = mmap(nullptr, segEnd - segStart, PROT_READ | PROT_WRITE, MAP_SHARED, memfd,
+			       0);
+
+		BUG_ON(p == MAP_FAILED);
+		rw = (char *)p;
+		stats.maps++;
+	}
+	memcpy(rw + (a - segStart), src, len);
+}
+
 } /* namespace */
 
 const char *textAliasInit(bool want, std::string &note)
@@ -170,26 +184,12 @@ bool textAliasWrite(void *dst, const void *src, size_t len)
 {
 	unsigned long a = (unsigned long)dst;
 
-	if (memfd < 0 || a < segStart || a + len > segEnd) {
-		/* execmem text: one page at a time (text_poke() writes at most a site) */
-		if (!writeExecmem(a, src, len))
-			return false;
-		stats.writes++;
-		if (text_mutex.owner.load(std::memory_order_relaxed) != kshim::currentTask())
-			unmapView();
-		return true;
-	}
-	if (!rw) {
-		void *p = mmap(nullptr, segEnd - segStart, PROT_READ | PROT_WRITE, MAP_SHARED, memfd,
-			       0);
-
-		BUG_ON(p == MAP_FAILED);
-		rw = (char *)p;
-		stats.maps++;
-	}
-	memcpy(rw + (a - segStart), src, len);
+	if (memfd >= 0 && a >= segStart && a + len <= segEnd)
+		writeSegment(a, src, len);
+	else if (!writeExecmem(a, src, len))	/* execmem text, within one page */
+		return false;
 	stats.writes++;
-	/* Not under text_mutex (text_poke_early(), boot's own writes): the view goes at once. */
+	/* Not under text_mutex (text_poke_early(), boot's own writes): the views go at once. */
 	if (text_mutex.owner.load(std::memory_order_relaxed) != kshim::currentTask())
 		unmapView();
 	return true;

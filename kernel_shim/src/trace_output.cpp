@@ -381,23 +381,31 @@ bool replaceable(const std::string &path, std::string *err)
 	return false;
 }
 
+/* replaceable(), then createFresh(): the fd, or -1 with one line in *@err. */
+int openFresh(const std::string &path, std::string *tmp, std::string *err)
+{
+	int fd;
+
+	if (!replaceable(path, err))
+		return -1;
+	fd = createFresh(path, tmp);
+	if (fd < 0)
+		*err = fmt::format("cannot write '{}' (a new file in {}): {}", path, dirOf(path),
+				   strerror(errno));
+	return fd;
+}
+
 } /* namespace */
 
 bool writeFileAtomic(const std::string &path, const std::string &data, std::string *err)
 {
 	std::string tmp;
 	size_t done = 0;
-	int fd;
+	int fd = openFresh(path, &tmp, err);
 	bool ok = true;
 
-	if (!replaceable(path, err))
+	if (fd < 0)
 		return false;
-	fd = createFresh(path, &tmp);
-	if (fd < 0) {
-		*err = fmt::format("cannot write '{}' (a new file in {}): {}", path, dirOf(path),
-				   strerror(errno));
-		return false;
-	}
 	while (ok && done < data.size()) {
 		ssize_t n = write(fd, data.data() + done, data.size() - done);
 
@@ -408,14 +416,18 @@ bool writeFileAtomic(const std::string &path, const std::string &data, std::stri
 	}
 	ok = ok && !fsync(fd);
 	ok = !close(fd) && ok;
+	if (!ok)
+		*err = fmt::format("cannot write '{}': {}", path, strerror(errno));
 	/* Checked again: a symlink or device put there meanwhile is not replaced either. */
-	if (!ok || !replaceable(path, err) || rename(tmp.c_str(), path.c_str())) {
-		if (err->empty() || ok)
-			*err = fmt::format("cannot write '{}': {}", path, strerror(errno));
-		unlink(tmp.c_str());
-		return false;
+	else if (!replaceable(path, err))
+		ok = false;
+	else if (rename(tmp.c_str(), path.c_str())) {
+		*err = fmt::format("cannot write '{}': {}", path, strerror(errno));
+		ok = false;
 	}
-	return true;
+	if (!ok)
+		unlink(tmp.c_str());
+	return ok;
 }
 
 bool writeTraceFiles(const TraceSnapshot &s, const TraceFilter &f, const std::string &text,
@@ -435,14 +447,9 @@ bool checkWritable(const std::string &path, std::string *err)
 		*err = "empty output file name; expected a path to a regular file";
 		return false;
 	}
-	if (!replaceable(path, err))
+	fd = openFresh(path, &tmp, err);
+	if (fd < 0)
 		return false;
-	fd = createFresh(path, &tmp);
-	if (fd < 0) {
-		*err = fmt::format("cannot write '{}' (a new file in {}): {}", path, dirOf(path),
-				   strerror(errno));
-		return false;
-	}
 	close(fd);
 	unlink(tmp.c_str());
 	return true;
