@@ -39,6 +39,7 @@
 #include <kernel_shim/machine.h>
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/torture.h>
+#include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/atomic.h>
 #include <linux/context_tracking_work.h>
@@ -159,6 +160,7 @@ static void *text_poke_memcpy(void *dst, const void *src, size_t len)
 			chunk += r;
 		}
 		kshim::xmcTextWrite((const char *)dst + done, before, (const u8 *)src + done, n);
+		trace_pokelab_text_poke((const char *)dst + done, (const char *)src + done, n);
 		done += n;
 	}
 	return dst;
@@ -616,6 +618,7 @@ static void trace_text_poke_batch_begin(struct bp_patching_desc *stack_desc)
 	batch_hook.t0 = kshim::clockNs();
 	batch_hook.rounds0 = __atomic_load_n(&poke_stats.syncRounds, __ATOMIC_RELAXED);
 	kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
+	trace_pokelab_text_poke_batch(text_poke_array.nr_entries, kshim::TRACE_BATCH_BEGIN);
 	if (unlikely(pokelab_bugs.legacy_desc))
 		bp_desc_publish(stack_desc);
 }
@@ -623,6 +626,7 @@ static void trace_text_poke_batch_begin(struct bp_patching_desc *stack_desc)
 static void trace_text_poke_phase(int phase)
 {
 	kshim::xmcPhase(phase);
+	trace_pokelab_text_poke_batch(text_poke_array.nr_entries, phase);
 }
 
 static void trace_text_poke_batch_synced(void)
@@ -638,6 +642,7 @@ static void trace_text_poke_batch_end(void)
 	poke_stats.lastSyncRounds =
 		__atomic_load_n(&poke_stats.syncRounds, __ATOMIC_RELAXED) - batch_hook.rounds0;
 	__atomic_fetch_add(&poke_stats.batches, 1, __ATOMIC_RELAXED);
+	trace_pokelab_text_poke_batch(text_poke_array.nr_entries, kshim::TRACE_BATCH_DONE);
 	/* the batch returns: the model checks every CPU */
 	kshim::xmcOpEnd();
 }

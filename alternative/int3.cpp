@@ -25,6 +25,7 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/sigsafe.h>
+#include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/kdebug.h>
 #include <linux/percpu.h>
@@ -196,6 +197,7 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 		int3_account(t0);
 		/* userspace: IRET (serialising under pokelab.eret=serialising), checked by the model */
 		kshim::xmcInt3Return(&trapped, &regs);
+		trace_pokelab_int3_emulate(trapped.ip - INT3_INSN_SIZE, regs.ip);
 		errno = savedErrno;
 		return;
 	}

@@ -22,9 +22,11 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/torture.h>
+#include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
+#include <linux/instrumentation.h>
 #include <linux/irqflags.h>
 
 DEFINE_PER_CPU(struct context_tracking, context_tracking);
@@ -64,6 +66,7 @@ static noinstr void ct_work_flush(unsigned long seq)
 		if (!(seq & (1UL << bit)))
 			continue;
 		t0 = kshim::clockNs();
+		trace_pokelab_ct_work_flush(1u << bit);	/* userspace: pokelab's event */
 		arch_context_tracking_work((enum ct_work)(1 << bit));
 		/* userspace: counted and timed for pokelab's reports (this CPU, IRQs off) */
 		dt = kshim::clockNs() - t0;
@@ -274,6 +277,11 @@ noinstr void __ct_user_enter(enum ctx_state state)
 
 	if (__ct_state() != state) {
 		if (ct->active) {
+			if (state == CT_STATE_USER) {
+				instrumentation_begin();
+				trace_user_enter(0);
+				instrumentation_end();
+			}
 			/* RCU stops watching: the CPU leaves for user space. */
 			ct_kernel_exit(true, CT_RCU_WATCHING + state);
 		} else {
@@ -300,6 +308,11 @@ noinstr void __ct_user_exit(enum ctx_state state)
 		if (ct->active) {
 			/* Back in the kernel: RCU watches again, deferred work runs. */
 			ct_kernel_enter(true, CT_RCU_WATCHING - state);
+			if (state == CT_STATE_USER) {
+				instrumentation_begin();
+				trace_user_exit(0);
+				instrumentation_end();
+			}
 		} else {
 			atomic_sub(state, &ct->state);
 		}

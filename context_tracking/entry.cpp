@@ -29,6 +29,7 @@
 
 #include <asm/processor.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/trace.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/sched.h>
 #include <linux/bug.h>
@@ -194,6 +195,7 @@ static void ctIdle(const std::atomic<bool> *until, u64 deadline)
 {
 	local_irq_disable();
 	kshim::rcuEqsEnter();
+	trace_pokelab_ct_idle(true);	/* userspace: pokelab's event */
 	ct_idle_enter();
 	/* sti; hlt: interrupts are taken while idle */
 	local_irq_enable();
@@ -204,6 +206,7 @@ static void ctIdle(const std::atomic<bool> *until, u64 deadline)
 	local_irq_disable();
 	ct_idle_exit();
 	instrumentation_begin();
+	trace_pokelab_ct_idle(false);	/* userspace: pokelab's event */
 	kshim::rcuEqsExit();
 	local_irq_enable();
 }

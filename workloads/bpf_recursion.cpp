@@ -340,7 +340,7 @@ RecursionCounts recursionCounts()
 std::vector<double> recursionBench(RecursionGuard g, unsigned int producers, unsigned int iter_ms,
 				   unsigned int warmup, unsigned int iters, std::string *lines,
 				   void (*progress)(unsigned int i, unsigned int n, void *arg),
-				   void *arg)
+				   void *arg, const std::atomic<bool> *stop)
 {
 	std::vector<double> rates;
 	u64 t0, t1, target;
@@ -358,7 +358,12 @@ std::vector<double> recursionBench(RecursionGuard g, unsigned int producers, uns
 		double rate;
 
 		target += (u64)iter_ms * 1000000ull;
-		kshim::sleepUntilNs(target);
+		/* in slices of at most 50 ms, so that a stop is seen within one */
+		for (u64 now = kshim::clockNs(); now < target && !(stop && stop->load());
+		     now = kshim::clockNs())
+			kshim::sleepUntilNs(std::min<u64>(target, now + 50000000ull));
+		if (stop && stop->load())
+			break;
 		t1 = kshim::clockNs();
 		h1 = sumHits();
 		rate = (double)(h1 - h0) * 1e3 / (double)(t1 - t0);	/* M/s */

@@ -134,6 +134,7 @@ int runRefsCompare(const RefsCompareConfig &cfg, RefsModeResult out[2], std::str
 							cfg.cpus, round + 1, rounds));
 			bc.flips = flips;
 			bc.smallKey = true;
+			bc.stop = cfg.stop;
 			bc.onFlip = [&](unsigned int f, unsigned int, u64) {
 				if (cfg.onFlip)
 					cfg.onFlip(f, flips);
@@ -143,6 +144,11 @@ int runRefsCompare(const RefsCompareConfig &cfg, RefsModeResult out[2], std::str
 			out[mode].machineLine = kshim::machineLine();
 			accumulate(out[mode], r);
 			kshim::shutdown();
+			if (r.interrupted) {
+				if (cfg.interrupted)
+					*cfg.interrupted = true;
+				return 0;
+			}
 		}
 	}
 	return 0;

@@ -2,13 +2,30 @@
 /*
  * Per-CPU trace rings: the machine's stand-in for the ftrace ring buffer.
  *
- * Each CPU owns one ring of fixed-size TraceEvent slots. A writer (task
- * context or the IPI signal handler interrupting it on the same CPU)
- * reserves a slot with one fetch_add on the ring's head, fills it and
- * commits it with a release store of the session's generation number into
- * the slot. Nested writers simply take the next slots, so no lock and no
- * retry loop is needed. A reservation past the end is a drop: counted,
- * never waited for (the kernel's no-overwrite mode).
+ * Each CPU owns one circular ring of fixed-size TraceEvent slots, with two
+ * positions that only grow: head (reserved by writers) and tail (freed by
+ * the one reader). A writer (task context, or the IPI or INT3 signal
+ * handler interrupting it on the same CPU) reserves position @pos with a
+ * compare-and-swap of head, provided the ring is not full
+ * (pos - tail < size), fills slot pos % size and commits it with a release
+ * store of the tag pos + 1. A nested writer simply takes the next
+ * position; the outer one's CAS then fails once and retries. A full ring
+ * drops the event and counts it, never waiting (the kernel's no-overwrite
+ * mode).
+ *
+ * The reader copies slots in position order while their tag says they are
+ * committed, then releases them with a store of tail:
+ *
+ *	writer (CPU n)				reader (recorder)
+ *	pos = head; t = tail (acquire)		copy slot[t % size] ... slot[p - 1]
+ *	  pairs with the reader's release ->	tail = p (release)
+ *	CAS head pos -> pos + 1
+ *	fill slot, tag = pos + 1 (release) ->	sees tag == pos + 1 (acquire), copies
+ *
+ * so a writer never overwrites a slot the reader is still copying, and the
+ * reader never copies a slot before its fields are written. Positions are
+ * never reset while the process lives, so a tag is never reused and a slot
+ * left from an earlier session never passes for a new one.
  *
  * Rings are allocated in traceStart() and never freed while the process
  * lives (a writer may still be inside one after traceStop()); a ring of the
@@ -16,6 +33,7 @@
  */
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
@@ -40,7 +58,7 @@
 
 namespace kshim {
 
-std::atomic<bool> traceOn{false};
+std::atomic<u32> traceEnabled{0};
 
 namespace {
 
@@ -50,9 +68,15 @@ constexpr unsigned long kDefaultTraceBufSize = 1441792;
 unsigned long traceBufSize = kDefaultTraceBufSize;
 
 struct alignas(SMP_CACHE_BYTES) TraceRing {
-	/* slots reserved: written + dropped + in flight */
+	/* written by this CPU's writers */
 	std::atomic<unsigned long> head{0};
 	std::atomic<unsigned long> dropped{0};
+	/* written by the reader */
+	alignas(SMP_CACHE_BYTES) std::atomic<unsigned long> tail{0};
+	unsigned long droppedRead = 0;	/* drops already reported by a Lost mark */
+	unsigned long droppedBase = 0;	/* the drop counter at traceStart() */
+	unsigned long written = 0;	/* events read out this session */
+	u64 lastTs = 0;			/* the last event read out */
 	std::unique_ptr<TraceEvent[]> ev;
 	size_t size = 0;
 	char comm[16] = "";
@@ -60,10 +84,102 @@ struct alignas(SMP_CACHE_BYTES) TraceRing {
 
 std::unique_ptr<TraceRing> rings[NR_CPUS];
 std::vector<std::unique_ptr<TraceRing>> retired;
-std::atomic<u32> generation{0};
 unsigned int traceNrCpus;
 
 thread_local u32 tlsTid __attribute__((tls_model("initial-exec")));
+
+const std::vector<TraceEventInfo> eventTypes = {
+	{TraceType::IpiSendCpu, "ipi", "ipi_send_cpu", true},
+	{TraceType::IpiSendCpumask, "ipi", "ipi_send_cpumask", true},
+	{TraceType::CsdQueueCpu, "csd", "csd_queue_cpu", true},
+	{TraceType::CsdFunctionEntry, "csd", "csd_function_entry", true},
+	{TraceType::CsdFunctionExit, "csd", "csd_function_exit", true},
+	{TraceType::UserEnter, "context_tracking", "user_enter", false},
+	{TraceType::UserExit, "context_tracking", "user_exit", false},
+	{TraceType::TextPoke, "pokelab", "text_poke", false},
+	{TraceType::TextPokeBatch, "pokelab", "text_poke_batch", true},
+	{TraceType::Int3Emulate, "pokelab", "int3_emulate", false},
+	{TraceType::CtIdleEnter, "pokelab", "ct_idle_enter", false},
+	{TraceType::CtIdleExit, "pokelab", "ct_idle_exit", false},
+	{TraceType::CtWorkFlush, "pokelab", "ct_work_flush", false},
+};
+
+u32 defaultEvents()
+{
+	u32 m = 0;
+
+	for (const TraceEventInfo &t : eventTypes)
+		if (t.byDefault)
+			m |= traceBit(t.type);
+	return m;
+}
+
+u32 eventsWanted = defaultEvents();
+
+/* Port of the trace_event= boot parameter's list syntax, kernel/trace/trace_events.c */
+int setTraceEvent(const char *val, std::string &err)
+{
+	std::string list = val ? val : "";
+	u32 m = 0;
+	size_t pos = 0;
+
+	if (list.empty())
+		goto bad;
+	while (pos <= list.size()) {
+		size_t comma = list.find(',', pos);
+		std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos
+									 : comma - pos);
+		std::string sys, ev;
+		size_t colon = item.find(':');
+		bool hit = false;
+
+		pos = comma == std::string::npos ? list.size() + 1 : comma + 1;
+		if (item.empty())
+			goto bad;
+		if (colon == std::string::npos) {
+			ev = item;
+		} else {
+			sys = item.substr(0, colon);
+			ev = item.substr(colon + 1);
+		}
+		for (const TraceEventInfo &t : eventTypes) {
+			/* a bare word names an event or a whole system, as in the kernel */
+			if (colon == std::string::npos) {
+				if (ev != "*" && ev != t.name && ev != t.system)
+					continue;
+			} else if ((!sys.empty() && sys != "*" && sys != t.system) ||
+				   (!ev.empty() && ev != "*" && ev != t.name)) {
+				continue;
+			}
+			m |= traceBit(t.type);
+			hit = true;
+		}
+		if (!hit) {
+			val = nullptr;
+			list = item;
+			goto bad;
+		}
+	}
+	eventsWanted = m;
+	return 0;
+bad:
+	{
+		std::string names;
+
+		for (const TraceEventInfo &t : eventTypes)
+			names += fmt::format("{}{}:{}", names.empty() ? "" : ", ", t.system, t.name);
+		err = fmt::format("trace_event: {} '{}'; expected trace_event=SYSTEM:EVENT[,...] "
+				  "(SYSTEM:*, and SYSTEM or EVENT alone, allowed) of {}",
+				  val ? "bad list" : "no such event", list, names);
+	}
+	return -EINVAL;
+}
+
+BootParamRegistrar traceEventParam({
+	"trace_event", setTraceEvent, [] { eventsWanted = defaultEvents(); },
+	"trace_event=SYSTEM:EVENT[,...]: events to record (default "
+	"ipi:*,csd:*,pokelab:text_poke_batch)",
+});
 
 /* Port of the trace_buf_size= boot parameter (memparse() suffixes K, M, G), kernel/trace/trace.c */
 int setTraceBufSize(const char *val, std::string &err)
@@ -108,12 +224,17 @@ BootParamRegistrar traceBufSizeParam({
 
 } /* namespace */
 
+const std::vector<TraceEventInfo> &traceEventTypes()
+{
+	return eventTypes;
+}
+
 int traceStart(size_t eventsPerCpu, std::string *err)
 {
 	unsigned int n = nr_cpu_ids;
 
 	BUG_ON(!booted());
-	BUG_ON(traceOn.load());
+	BUG_ON(traceEnabled.load());
 	if (!eventsPerCpu)
 		eventsPerCpu = traceBufSize / sizeof(TraceEvent);
 
@@ -137,7 +258,7 @@ int traceStart(size_t eventsPerCpu, std::string *err)
 			retired.push_back(std::move(r));
 		if (!r) {
 			r = std::make_unique<TraceRing>();
-			/* zeroed, so no slot carries a live generation number */
+			/* zeroed, so no slot carries a live commit tag */
 			r->ev.reset(new (std::nothrow) TraceEvent[eventsPerCpu]());
 			if (!r->ev) {
 				r.reset();
@@ -150,8 +271,11 @@ int traceStart(size_t eventsPerCpu, std::string *err)
 			}
 			r->size = eventsPerCpu;
 		}
-		r->head.store(0, std::memory_order_relaxed);
-		r->dropped.store(0, std::memory_order_relaxed);
+		/* What an earlier session left unread is discarded, not reported. */
+		r->tail.store(r->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
+		r->droppedBase = r->droppedRead = r->dropped.load(std::memory_order_relaxed);
+		r->written = 0;
+		r->lastTs = 0;
 		if (pthread_getname_np(cpuState(cpu).thread, r->comm, sizeof(r->comm)))
 			snprintf(r->comm, sizeof(r->comm), "cpu%u", cpu);
 		/* a comm must stay one awk field */
@@ -160,17 +284,14 @@ int traceStart(size_t eventsPerCpu, std::string *err)
 				*p = '_';
 	}
 	traceNrCpus = n;
-	/* generation 0 marks never-written slots */
-	if (generation.fetch_add(1, std::memory_order_relaxed) + 1 == 0)
-		generation.fetch_add(1, std::memory_order_relaxed);
-	/* Everything above is visible to a writer that sees the flag. */
-	traceOn.store(true, std::memory_order_release);
+	/* Everything above is visible to a writer that sees its event enabled. */
+	traceEnabled.store(eventsWanted, std::memory_order_release);
 	return 0;
 }
 
 void traceStop() noexcept
 {
-	traceOn.store(false, std::memory_order_release);
+	traceEnabled.store(0, std::memory_order_release);
 }
 
 size_t traceRingSize() noexcept
@@ -183,23 +304,26 @@ void traceRecord(TraceType type, int target, unsigned long callsite, unsigned lo
 {
 	int cpu = tlsCpu;
 	TraceRing *r;
-	unsigned long slot, depth;
+	unsigned long pos, depth;
 
 	/* Pairs with the release in traceStart(): the rings and traceNrCpus are set up. */
-	if (cpu < 0 || !traceOn.load(std::memory_order_acquire) ||
+	if (cpu < 0 || !(traceEnabled.load(std::memory_order_acquire) & traceBit(type)) ||
 	    (unsigned int)cpu >= traceNrCpus)
 		return;
 	r = rings[cpu].get();
-	slot = r->head.fetch_add(1, std::memory_order_relaxed);
-	if (slot >= r->size) {
-		r->dropped.fetch_add(1, std::memory_order_relaxed);
-		return;
-	}
+	pos = r->head.load(std::memory_order_relaxed);
+	do {
+		/* Pairs with the release of tail in traceDrainCpu(): that slot is read out. */
+		if (pos - r->tail.load(std::memory_order_acquire) >= r->size) {
+			r->dropped.fetch_add(1, std::memory_order_relaxed);
+			return;
+		}
+	} while (!r->head.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed));
 
 	if (!tlsTid)
 		tlsTid = (u32)syscall(SYS_gettid);
 	CpuState &c = cpuState(cpu);
-	TraceEvent &e = r->ev[slot];
+	TraceEvent &e = r->ev[pos % r->size];
 
 	e.ts = clockNs();
 	e.pid = tlsTid;
@@ -217,36 +341,71 @@ void traceRecord(TraceType type, int target, unsigned long callsite, unsigned lo
 		cpumask_copy(&e.mask, mask);
 	else
 		cpumask_clear(&e.mask);
-	/* Commit: the reader sees the slot's fields once it sees the generation. */
-	__atomic_store_n(&e.seq, generation.load(std::memory_order_relaxed), __ATOMIC_RELEASE);
+	/* Commit: pairs with the acquire in traceDrainCpu(). */
+	__atomic_store_n(&e.seq, (u64)pos + 1, __ATOMIC_RELEASE);
+}
+
+bool traceDrainCpu(unsigned int cpu, std::vector<TraceEvent> &out)
+{
+	TraceRing *r = cpu < traceNrCpus ? rings[cpu].get() : nullptr;
+	unsigned long t, h, d;
+
+	if (!r)
+		return false;
+	t = r->tail.load(std::memory_order_relaxed);
+	h = r->head.load(std::memory_order_acquire);
+	for (; t != h; t++) {
+		const TraceEvent &e = r->ev[t % r->size];
+
+		if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != (u64)t + 1)
+			break;
+		out.push_back(e);
+		r->lastTs = std::max(r->lastTs, e.ts);
+		r->written++;
+	}
+	/* The copies are done: the writers may reuse these slots. */
+	r->tail.store(t, std::memory_order_release);
+
+	/* Drops since the last drain happened after what was read: mark them here. */
+	d = r->dropped.load(std::memory_order_relaxed);
+	if (d != r->droppedRead) {
+		TraceEvent lost{};
+
+		lost.ts = r->lastTs;
+		lost.cpu = (u16)cpu;
+		lost.type = TraceType::Lost;
+		lost.target = (int)std::min<unsigned long>(d - r->droppedRead, INT_MAX);
+		r->droppedRead += lost.target;
+		out.push_back(lost);
+	}
+	return t != h;
+}
+
+std::vector<TraceCpu> traceCpus()
+{
+	std::vector<TraceCpu> v;
+
+	for (unsigned int cpu = 0; cpu < traceNrCpus; cpu++) {
+		TraceRing *r = rings[cpu].get();
+		TraceCpu tc;
+
+		tc.cpu = cpu;
+		tc.comm = r->comm;
+		tc.written = r->written;
+		tc.dropped = r->dropped.load(std::memory_order_relaxed) - r->droppedBase;
+		v.push_back(tc);
+	}
+	return v;
 }
 
 TraceSnapshot traceSnapshot()
 {
 	TraceSnapshot s;
-	u32 gen = generation.load(std::memory_order_relaxed);
 
 	s.nrCpuIds = traceNrCpus;
-	for (unsigned int cpu = 0; cpu < traceNrCpus; cpu++) {
-		TraceRing *r = rings[cpu].get();
-		TraceCpu tc;
-		unsigned long head = r->head.load(std::memory_order_acquire);
-
-		tc.cpu = cpu;
-		tc.comm = r->comm;
-		tc.dropped = r->dropped.load(std::memory_order_relaxed);
-		head = std::min<unsigned long>(head, r->size);
-		for (unsigned long i = 0; i < head; i++) {
-			const TraceEvent &e = r->ev[i];
-
-			/* A slot still being written (tracing stopped under it) is skipped. */
-			if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != gen)
-				continue;
-			s.events.push_back(e);
-			tc.written++;
-		}
-		s.cpus.push_back(tc);
-	}
+	for (unsigned int cpu = 0; cpu < traceNrCpus; cpu++)
+		traceDrainCpu(cpu, s.events);
+	s.cpus = traceCpus();
 	std::stable_sort(s.events.begin(), s.events.end(),
 			 [](const TraceEvent &a, const TraceEvent &b) { return a.ts < b.ts; });
 	return s;

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Trace output: trace-cmd report text, Chrome trace-event JSON, the
- * --trace-cpus filter and atomic file writes. See trace_output.h and
- * docs/tracing.md.
+ * --trace-cpus filter, the streaming sinks and output files. See
+ * trace_output.h and docs/tracing.md.
  */
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "trace_dat.h"
 
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
@@ -24,23 +28,6 @@
 namespace kshim {
 
 namespace {
-
-const char *eventName(TraceType t)
-{
-	switch (t) {
-	case TraceType::IpiSendCpu:
-		return "ipi_send_cpu";
-	case TraceType::IpiSendCpumask:
-		return "ipi_send_cpumask";
-	case TraceType::CsdQueueCpu:
-		return "csd_queue_cpu";
-	case TraceType::CsdFunctionEntry:
-		return "csd_function_entry";
-	case TraceType::CsdFunctionExit:
-		return "csd_function_exit";
-	}
-	return "unknown";
-}
 
 /* Symbols are resolved once per address. */
 class SymCache {
@@ -71,46 +58,64 @@ struct cpumask shownMask(const TraceEvent &e, const TraceFilter &f)
 	return m;
 }
 
-/* libtraceevent prints %p as 0x-prefixed hex */
-std::string ptr(unsigned long p)
+/* trace-cmd report's timestamps: microseconds, rounded to the nearest */
+u64 usecs(u64 ns)
 {
-	return fmt::format("{:#x}", p);
+	return (ns + 500) / 1000;
 }
 
-std::string fields(const TraceEvent &e, const TraceFilter &f, SymCache &sc)
+/* libtraceevent prints %p as the C library's printf() does: 0x-prefixed hex, "(nil)" for 0 */
+std::string ptr(unsigned long p)
+{
+	return p ? fmt::format("{:#x}", p) : std::string("(nil)");
+}
+
+/*
+ * What libtraceevent prints for the event's print fmt (trace_dat.cpp holds
+ * the same formats): %pS "name+0xoff", %ps "name", %p "0x..", bitmask as
+ * comma-separated 32-bit hex words, __print_symbolic's names,
+ * __print_hex_str's bytes.
+ */
+std::string info(const TraceEvent &e, const struct cpumask &m, SymCache &sc)
 {
 	switch (e.type) {
 	case TraceType::IpiSendCpu:
 		return fmt::format("cpu={} callsite={} callback={}", e.target,
 				   sc.get(e.callsite, true), sc.get(e.fn, true));
-	case TraceType::IpiSendCpumask: {
-		struct cpumask m = shownMask(e, f);
-
-		return fmt::format("cpumask={} callsite={} callback={}", kshim::cpumaskPrintHex(&m),
+	case TraceType::IpiSendCpumask:
+		return fmt::format("cpumask={} callsite={} callback={}", traceBitmask(&m),
 				   sc.get(e.callsite, true), sc.get(e.fn, true));
-	}
 	case TraceType::CsdQueueCpu:
 		return fmt::format("cpu={} callsite={} func={} csd={}", e.target,
 				   sc.get(e.callsite, true), sc.get(e.fn, false), ptr(e.csd));
 	case TraceType::CsdFunctionEntry:
 	case TraceType::CsdFunctionExit:
 		return fmt::format("func={}, csd={}", sc.get(e.fn, false), ptr(e.csd));
+	case TraceType::UserEnter:
+	case TraceType::UserExit:
+	case TraceType::CtIdleEnter:
+	case TraceType::CtIdleExit:
+		return "";
+	case TraceType::TextPoke: {
+		std::string hex;
+		unsigned int shown = std::min(e.target, 8);
+
+		for (unsigned int i = 0; i < shown; i++)
+			hex += fmt::format("{:02x}", (unsigned int)((e.fn >> (8 * i)) & 0xff));
+		return fmt::format("addr={} len={} bytes={}", sc.get(e.callsite, true), e.target,
+				   hex);
+	}
+	case TraceType::TextPokeBatch:
+		return fmt::format("nr_entries={} phase={}", e.callsite, traceBatchPhaseName(e.target));
+	case TraceType::Int3Emulate:
+		return fmt::format("addr={} to={}", sc.get(e.callsite, true), sc.get(e.fn, true));
+	case TraceType::CtWorkFlush:
+		return fmt::format("work={}", traceCtWorkName(e.target));
+	case TraceType::Lost:
+	case TraceType::NrTypes:
+		break;
 	}
 	return "";
-}
-
-/* trace-cmd's latency column: irqs-off, need-resched, hardirq, preempt depth, migrate-disable */
-std::string latencyFlags(const TraceEvent &e)
-{
-	std::string s = ".....";
-
-	if (e.flags & kshim::TRACE_FLAG_IRQS_OFF)
-		s[0] = 'd';
-	if (e.flags & kshim::TRACE_FLAG_HARDIRQ)
-		s[2] = 'h';
-	if (e.flags >> kshim::TRACE_PREEMPT_SHIFT)
-		s[3] = "0123456789abcdef"[e.flags >> kshim::TRACE_PREEMPT_SHIFT];
-	return s;
 }
 
 void jsonEscape(std::string &out, const std::string &s)
@@ -181,148 +186,346 @@ bool traceEventSelected(const TraceEvent &e, const TraceFilter &f)
 	return e.target >= 0 && cpumask_test_cpu(e.target, &f.cpus);
 }
 
-std::string formatTraceText(const TraceSnapshot &s, const TraceFilter &f)
+const char *traceEventName(TraceType t)
 {
-	std::string out;
-	SymCache sc;
-
-	out += fmt::format("cpus={}\n", s.nrCpuIds);
-	for (const TraceEvent &e : s.events) {
-		if (!traceEventSelected(e, f))
-			continue;
-		const std::string &comm = s.cpus[e.cpu].comm;
-
-		out += fmt::format("{:>16}-{:<7} [{:03}] {} {:>5}.{:06}: {}: {}\n", comm, e.pid,
-				   e.cpu, latencyFlags(e), e.ts / 1000000000ULL,
-				   (e.ts / 1000) % 1000000, eventName(e.type), fields(e, f, sc));
-	}
-	return out;
+	for (const TraceEventInfo &i : traceEventTypes())
+		if (i.type == t)
+			return i.name;
+	return "unknown";
 }
 
-std::string formatTraceJson(const TraceSnapshot &s, const TraceFilter &f)
+std::string traceEventInfo(const TraceEvent &e, const struct cpumask &mask)
 {
-	std::vector<const TraceEvent *> ev;
-	std::map<size_t, unsigned long> flowStart, flowEnd;	/* event index -> flow id */
-	std::unordered_map<unsigned long, size_t> pending;	/* csd -> queue event index */
-	unsigned long nextFlow = 1;
-	int pid = getpid();
 	SymCache sc;
-	std::string out;
-	bool first = true;
 
-	for (const TraceEvent &e : s.events)
-		if (traceEventSelected(e, f))
-			ev.push_back(&e);
-
-	/* A csd is reused only after it ran: each queue pairs with that csd's next entry. */
-	for (size_t i = 0; i < ev.size(); i++) {
-		const TraceEvent &e = *ev[i];
-
-		if (e.type == TraceType::CsdQueueCpu) {
-			pending[e.csd] = i;
-		} else if (e.type == TraceType::CsdFunctionEntry && e.csd) {
-			auto it = pending.find(e.csd);
-
-			if (it != pending.end()) {
-				flowStart[it->second] = nextFlow;
-				flowEnd[i] = nextFlow++;
-				pending.erase(it);
-			}
-		}
-	}
-
-	auto emit = [&](const std::string &obj) {
-		out += first ? "\n" : ",\n";
-		out += obj;
-		first = false;
-	};
-
-	out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"pokelab\"},"
-	       "\"traceEvents\":[";
-	emit(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":"
-			 "\"pokelab machine\"}}}}", pid));
-	for (const TraceCpu &c : s.cpus) {
-		emit(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},"
-				 "\"args\":{{\"name\":{}}}}}", pid, c.cpu,
-				 jstr(fmt::format("CPU {} ({})", c.cpu, c.comm))));
-		emit(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},"
-				 "\"tid\":{},\"args\":{{\"sort_index\":{}}}}}", pid, c.cpu, c.cpu));
-	}
-
-	/* Handler slices: pair entry and exit per CPU (IRQ nesting makes it a stack). */
-	std::vector<std::vector<size_t>> open(s.cpus.size());
-
-	for (size_t i = 0; i < ev.size(); i++) {
-		const TraceEvent &e = *ev[i];
-		std::string common = fmt::format("\"pid\":{},\"tid\":{},\"ts\":{}", pid, e.cpu,
-						 jts(e.ts));
-
-		switch (e.type) {
-		case TraceType::IpiSendCpu:
-			emit(fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"ipi_send_cpu\","
-					 "\"cat\":\"ipi\",{},\"args\":{{\"cpu\":{},\"callsite\":{},"
-					 "\"callback\":{}}}}}", common, e.target,
-					 jstr(sc.get(e.callsite, true)), jstr(sc.get(e.fn, true))));
-			break;
-		case TraceType::IpiSendCpumask: {
-			struct cpumask m = shownMask(e, f);
-
-			emit(fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"ipi_send_cpumask\","
-					 "\"cat\":\"ipi\",{},\"args\":{{\"cpumask\":{},\"cpus\":{},"
-					 "\"callsite\":{},\"callback\":{}}}}}", common,
-					 jstr(kshim::cpumaskPrintHex(&m)),
-					 jstr(kshim::cpumaskPrintList(&m)),
-					 jstr(sc.get(e.callsite, true)), jstr(sc.get(e.fn, true))));
-			break;
-		}
-		case TraceType::CsdQueueCpu: {
-			emit(fmt::format("{{\"ph\":\"X\",\"name\":\"csd_queue_cpu\","
-					 "\"cat\":\"csd\",{},\"dur\":0.001,\"args\":{{\"cpu\":{},"
-					 "\"callsite\":{},"
-					 "\"func\":{},\"csd\":{}}}}}", common, e.target,
-					 jstr(sc.get(e.callsite, true)), jstr(sc.get(e.fn, false)),
-					 jstr(ptr(e.csd))));
-			auto it = flowStart.find(i);
-			if (it != flowStart.end())
-				emit(fmt::format("{{\"ph\":\"s\",\"name\":\"csd\",\"cat\":\"csd\","
-						 "\"id\":{},{}}}", it->second, common));
-			break;
-		}
-		case TraceType::CsdFunctionEntry: {
-			open[e.cpu].push_back(i);
-			auto it = flowEnd.find(i);
-			if (it != flowEnd.end())
-				emit(fmt::format("{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"csd\","
-						 "\"cat\":\"csd\",\"id\":{},{}}}", it->second,
-						 common));
-			break;
-		}
-		case TraceType::CsdFunctionExit: {
-			std::vector<size_t> &st = open[e.cpu];
-
-			/* an entry lost to a full ring leaves an exit without a slice */
-			if (st.empty() || ev[st.back()]->csd != e.csd || ev[st.back()]->fn != e.fn)
-				break;
-			const TraceEvent &b = *ev[st.back()];
-			std::string name = jstr(sc.get(b.fn, false));
-
-			st.pop_back();
-			emit(fmt::format("{{\"ph\":\"X\",\"name\":{},\"cat\":\"csd_function\","
-					 "\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{"
-					 "\"func\":{},\"csd\":{}}}}}", name, pid, b.cpu, jts(b.ts),
-					 jts(e.ts - b.ts), name, jstr(ptr(b.csd))));
-			break;
-		}
-		}
-	}
-	out += "\n]}\n";
-	return out;
+	return info(e, mask, sc);
 }
 
 namespace {
 
-/* The directory part of @path ("." for a bare name) and its last component. */
-std::string dirOf(const std::string &path)
+/* Formats events as they come into bytes: the text and JSON outputs. */
+class Formatter
+{
+public:
+	explicit Formatter(const TraceFilter &f) : f_(f) {}
+	virtual ~Formatter() = default;
+	virtual void begin(const std::vector<TraceCpu> &cpus, std::string &out) = 0;
+	virtual void event(const TraceEvent &e, std::string &out) = 0;
+	virtual void end(std::string &out) = 0;
+
+protected:
+	TraceFilter f_;
+	SymCache sc_;
+	std::vector<std::string> comm_;
+};
+
+/* trace-cmd report text: "cpus=N", then one line per event, drops where they happened. */
+class TextFormatter : public Formatter
+{
+public:
+	using Formatter::Formatter;
+
+	void begin(const std::vector<TraceCpu> &cpus, std::string &out) override
+	{
+		for (const TraceCpu &c : cpus)
+			comm_.push_back(c.comm);
+		lost_.assign(cpus.size(), 0);
+		out += fmt::format("cpus={}\n", cpus.size());
+	}
+
+	/*
+	 * Drops are shown as trace-cmd report shows a page that lost events:
+	 * "CPU:N [M EVENTS DROPPED]" before that CPU's next event shown.
+	 */
+	void event(const TraceEvent &e, std::string &out) override
+	{
+		if (e.cpu >= lost_.size())
+			return;
+		if (e.type == TraceType::Lost) {
+			lost_[e.cpu] += e.target;
+			return;
+		}
+		if (!traceEventSelected(e, f_))
+			return;
+		if (lost_[e.cpu]) {
+			out += fmt::format("CPU:{} [{} EVENTS DROPPED]\n", e.cpu, lost_[e.cpu]);
+			lost_[e.cpu] = 0;
+		}
+		/* trace-cmd report's default line (its -l adds the latency flags) */
+		out += fmt::format("{:>16}-{:<5} [{:03}] {:>5}.{:06}: {:<21} {}\n",
+				   e.cpu < comm_.size() ? comm_[e.cpu] : "<...>", e.pid, e.cpu,
+				   usecs(e.ts) / 1000000, usecs(e.ts) % 1000000,
+				   std::string(traceEventName(e.type)) + ":",
+				   info(e, shownMask(e, f_), sc_));
+	}
+
+	/* drops after a CPU's last event (trace-cmd report does not show these) */
+	void end(std::string &out) override
+	{
+		for (size_t cpu = 0; cpu < lost_.size(); cpu++)
+			if (lost_[cpu])
+				out += fmt::format("CPU:{} [{} EVENTS DROPPED]\n", cpu, lost_[cpu]);
+	}
+
+private:
+	std::vector<unsigned long> lost_;
+};
+
+/*
+ * Chrome trace-event JSON, streamed: one named thread track per CPU, "X"
+ * slices for csd function handlers and for each batch (begin to done),
+ * "i" instants for IPI sends and pokelab's events, and an "s"/"f" flow
+ * pair from each csd_queue_cpu to the csd_function_entry that ran it
+ * (written when the entry comes: a csd is reused only after it ran).
+ */
+class JsonFormatter : public Formatter
+{
+public:
+	using Formatter::Formatter;
+
+	void begin(const std::vector<TraceCpu> &cpus, std::string &out) override
+	{
+		out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"pokelab\"},"
+		       "\"traceEvents\":[";
+		emit(out, fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},"
+				      "\"args\":{{\"name\":\"pokelab machine\"}}}}", pid_));
+		for (const TraceCpu &c : cpus) {
+			emit(out, fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},"
+					      "\"tid\":{},\"args\":{{\"name\":{}}}}}", pid_, c.cpu,
+					      jstr(fmt::format("CPU {} ({})", c.cpu, c.comm))));
+			emit(out, fmt::format("{{\"ph\":\"M\",\"name\":\"thread_sort_index\","
+					      "\"pid\":{},\"tid\":{},\"args\":{{\"sort_index\":{}}}}}",
+					      pid_, c.cpu, c.cpu));
+		}
+		open_.resize(cpus.size());
+	}
+
+	void event(const TraceEvent &e, std::string &out) override
+	{
+		if (e.type == TraceType::Lost) {
+			emit(out, fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"events dropped\","
+					      "\"cat\":\"trace\",\"pid\":{},\"tid\":{},\"ts\":{},"
+					      "\"args\":{{\"dropped\":{}}}}}", pid_, e.cpu, jts(e.ts),
+					      e.target));
+			return;
+		}
+		if (!traceEventSelected(e, f_))
+			return;
+		std::string common = fmt::format("\"pid\":{},\"tid\":{},\"ts\":{}", pid_, e.cpu,
+						 jts(e.ts));
+
+		switch (e.type) {
+		case TraceType::IpiSendCpu:
+			emit(out, fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"ipi_send_cpu\","
+					      "\"cat\":\"ipi\",{},\"args\":{{\"cpu\":{},"
+					      "\"callsite\":{},\"callback\":{}}}}}", common, e.target,
+					      jstr(sc_.get(e.callsite, true)),
+					      jstr(sc_.get(e.fn, true))));
+			break;
+		case TraceType::IpiSendCpumask: {
+			struct cpumask m = shownMask(e, f_);
+
+			emit(out, fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"ipi_send_cpumask\","
+					      "\"cat\":\"ipi\",{},\"args\":{{\"cpumask\":{},\"cpus\":{},"
+					      "\"callsite\":{},\"callback\":{}}}}}", common,
+					      jstr(kshim::cpumaskPrintHex(&m)),
+					      jstr(kshim::cpumaskPrintList(&m)),
+					      jstr(sc_.get(e.callsite, true)),
+					      jstr(sc_.get(e.fn, true))));
+			break;
+		}
+		case TraceType::CsdQueueCpu:
+			emit(out, fmt::format("{{\"ph\":\"X\",\"name\":\"csd_queue_cpu\","
+					      "\"cat\":\"csd\",{},\"dur\":0.001,\"args\":{{\"cpu\":{},"
+					      "\"callsite\":{},\"func\":{},\"csd\":{}}}}}", common,
+					      e.target, jstr(sc_.get(e.callsite, true)),
+					      jstr(sc_.get(e.fn, false)), jstr(ptr(e.csd))));
+			if (e.csd)
+				queued_[e.csd] = {e.ts, e.cpu};
+			break;
+		case TraceType::CsdFunctionEntry: {
+			open_[e.cpu].push_back(e);
+			auto it = e.csd ? queued_.find(e.csd) : queued_.end();
+
+			if (it != queued_.end()) {
+				unsigned long id = nextFlow_++;
+
+				emit(out, fmt::format("{{\"ph\":\"s\",\"name\":\"csd\",\"cat\":\"csd\","
+						      "\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{}}}", id,
+						      pid_, it->second.cpu, jts(it->second.ts)));
+				emit(out, fmt::format("{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"csd\","
+						      "\"cat\":\"csd\",\"id\":{},{}}}", id, common));
+				queued_.erase(it);
+			}
+			break;
+		}
+		case TraceType::CsdFunctionExit: {
+			std::vector<TraceEvent> &st = open_[e.cpu];
+
+			/* an entry lost to a full ring leaves an exit without a slice */
+			if (st.empty() || st.back().csd != e.csd || st.back().fn != e.fn)
+				break;
+			const TraceEvent b = st.back();
+			std::string name = jstr(sc_.get(b.fn, false));
+
+			st.pop_back();
+			emit(out, fmt::format("{{\"ph\":\"X\",\"name\":{},\"cat\":\"csd_function\","
+					      "\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{"
+					      "\"func\":{},\"csd\":{}}}}}", name, pid_, b.cpu,
+					      jts(b.ts), jts(e.ts - b.ts), name, jstr(ptr(b.csd))));
+			break;
+		}
+		case TraceType::TextPokeBatch:
+			if (e.target == TRACE_BATCH_BEGIN) {
+				batchTs_ = e.ts;
+				batchOpen_ = true;
+			} else if (e.target == TRACE_BATCH_DONE && batchOpen_) {
+				batchOpen_ = false;
+				emit(out, fmt::format("{{\"ph\":\"X\",\"name\":"
+						      "\"smp_text_poke_batch_finish\",\"cat\":\"pokelab\","
+						      "\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},"
+						      "\"args\":{{\"nr_entries\":{}}}}}", pid_, e.cpu,
+						      jts(batchTs_), jts(e.ts - batchTs_), e.callsite));
+			}
+			[[fallthrough]];
+		default:
+			emit(out, fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"name\":{},\"cat\":\"pokelab\","
+					      "{},\"args\":{{\"info\":{}}}}}",
+					      jstr(traceEventName(e.type)), common,
+					      jstr(info(e, e.mask, sc_))));
+			break;
+		}
+	}
+
+	void end(std::string &out) override
+	{
+		out += "\n]}\n";
+	}
+
+private:
+	struct Queued {
+		u64 ts;
+		int cpu;
+	};
+
+	void emit(std::string &out, const std::string &obj)
+	{
+		out += first_ ? "\n" : ",\n";
+		out += obj;
+		first_ = false;
+	}
+
+	int pid_ = getpid();
+	bool first_ = true;
+	std::vector<std::vector<TraceEvent>> open_;	/* per CPU: handlers entered, a stack */
+	std::unordered_map<unsigned long, Queued> queued_;	/* csd -> its queueing */
+	unsigned long nextFlow_ = 1;
+	u64 batchTs_ = 0;
+	bool batchOpen_ = false;
+};
+
+std::string formatAll(Formatter &fm, const TraceSnapshot &s)
+{
+	std::string out;
+
+	fm.begin(s.cpus, out);
+	for (const TraceEvent &e : s.events)
+		fm.event(e, out);
+	fm.end(out);
+	return out;
+}
+
+/* The recorder's sink for text and JSON: formats into a buffer, 1 MiB writes. */
+class StreamSink : public TraceSink
+{
+public:
+	StreamSink(std::unique_ptr<Formatter> fm) : fm_(std::move(fm)) {}
+
+	bool open(const std::string &path, std::string *err) { return file_.open(path, err); }
+
+	void begin(const std::vector<TraceCpu> &cpus) override
+	{
+		fm_->begin(cpus, buf_);
+	}
+
+	void event(const TraceEvent &e) override
+	{
+		fm_->event(e, buf_);
+		if (buf_.size() >= (1u << 20))
+			flush();
+	}
+
+	bool finish(const std::vector<TraceCpu> &, std::string *err) override
+	{
+		fm_->end(buf_);
+		flush();
+		return file_.commit(err);
+	}
+
+private:
+	void flush()
+	{
+		file_.write(buf_);
+		buf_.clear();
+	}
+
+	std::unique_ptr<Formatter> fm_;
+	OutputFile file_;
+	std::string buf_;
+};
+
+} /* namespace */
+
+std::string formatTraceText(const TraceSnapshot &s, const TraceFilter &f)
+{
+	TextFormatter fm(f);
+
+	return formatAll(fm, s);
+}
+
+std::string formatTraceJson(const TraceSnapshot &s, const TraceFilter &f)
+{
+	JsonFormatter fm(f);
+
+	return formatAll(fm, s);
+}
+
+bool traceFormatFor(const std::string &path, const std::string &name, TraceFormat *fmt,
+		    std::string *err)
+{
+	if (name == "text" || name == "dat") {
+		*fmt = name == "dat" ? TraceFormat::Dat : TraceFormat::Text;
+		return true;
+	}
+	if (!name.empty()) {
+		*err = fmt::format("--trace-format: bad value '{}'; expected text or dat (default: "
+				   "dat for a FILE ending in .dat, else text)", name);
+		return false;
+	}
+	*fmt = path.size() > 4 && path.compare(path.size() - 4, 4, ".dat") == 0 ? TraceFormat::Dat
+										 : TraceFormat::Text;
+	return true;
+}
+
+std::unique_ptr<TraceSink> makeTraceSink(const std::string &path, TraceFormat fmt,
+					 const TraceFilter &f, std::string *err)
+{
+	if (fmt == TraceFormat::Dat)
+		return makeDatSink(path, f, err);
+
+	std::unique_ptr<Formatter> fm;
+
+	if (fmt == TraceFormat::Json)
+		fm = std::make_unique<JsonFormatter>(f);
+	else
+		fm = std::make_unique<TextFormatter>(f);
+	auto sink = std::make_unique<StreamSink>(std::move(fm));
+	if (!sink->open(path, err))
+		return nullptr;
+	return sink;
+}
+
+std::string outputDir(const std::string &path)
 {
 	size_t slash = path.find_last_of('/');
 
@@ -331,6 +534,8 @@ std::string dirOf(const std::string &path)
 	return slash ? path.substr(0, slash) : "/";
 }
 
+namespace {
+
 std::string baseOf(const std::string &path)
 {
 	size_t slash = path.find_last_of('/');
@@ -338,21 +543,27 @@ std::string baseOf(const std::string &path)
 	return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+/* DIR/.BASE.XXXXXX names, tried until one is free. */
+std::string freshName(const std::string &path)
+{
+	static std::atomic<unsigned long> counter;
+	unsigned long n = (unsigned long)getpid() * 1000003ul + clockNs() + counter++;
+
+	return fmt::format("{}/.{}.{:06x}", outputDir(path), baseOf(path), n & 0xffffff);
+}
+
 /*
- * Create a fresh temporary file next to @path: DIR/.BASE.XXXXXX, opened with
- * O_CREAT|O_EXCL|O_NOFOLLOW so that an existing name (a file, a symlink
- * someone planted) is never followed, truncated or reused: another suffix
- * is tried instead. Returns the fd and sets *@tmp, or -1 with errno.
+ * Create a fresh named file next to @path with O_CREAT|O_EXCL|O_NOFOLLOW so
+ * that an existing name (a file, a symlink someone planted) is never
+ * followed, truncated or reused: another suffix is tried instead. Returns
+ * the fd and sets *@tmp, or -1 with errno.
  */
 int createFresh(const std::string &path, std::string *tmp)
 {
-	static unsigned long counter;
-	std::string stem = dirOf(path) + "/." + baseOf(path) + ".";
-
 	for (unsigned int tries = 0; tries < 100; tries++) {
-		unsigned long n = (unsigned long)getpid() * 1000003ul + clockNs() + counter++;
-		std::string name = fmt::format("{}{:06x}", stem, n & 0xffffff);
-		int fd = open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		std::string name = freshName(path);
+		int fd = ::open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				0644);
 
 		if (fd >= 0) {
 			*tmp = name;
@@ -381,53 +592,131 @@ bool replaceable(const std::string &path, std::string *err)
 	return false;
 }
 
-/* replaceable(), then createFresh(): the fd, or -1 with one line in *@err. */
-int openFresh(const std::string &path, std::string *tmp, std::string *err)
+/* An unnamed file in @dir, where the file system has O_TMPFILE. */
+int unnamedIn(const std::string &dir)
 {
-	int fd;
-
-	if (!replaceable(path, err))
-		return -1;
-	fd = createFresh(path, tmp);
-	if (fd < 0)
-		*err = fmt::format("cannot write '{}' (a new file in {}): {}", path, dirOf(path),
-				   strerror(errno));
-	return fd;
+	return ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
 }
 
 } /* namespace */
 
+OutputFile::~OutputFile()
+{
+	abort();
+}
+
+bool OutputFile::open(const std::string &path, std::string *err)
+{
+	abort();
+	if (path.empty()) {
+		*err = "empty output file name; expected a path to a regular file";
+		return false;
+	}
+	if (!replaceable(path, err))
+		return false;
+	path_ = path;
+	errno_ = 0;
+	fd_ = unnamedIn(outputDir(path));
+	named_ = fd_ < 0;
+	if (named_)
+		fd_ = createFresh(path, &tmp_);
+	if (fd_ < 0) {
+		*err = fmt::format("cannot write '{}' (a new file in {}): {}", path,
+				   outputDir(path), strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+bool OutputFile::write(const void *data, size_t n)
+{
+	size_t done = 0;
+
+	while (!errno_ && done < n) {
+		ssize_t r = ::write(fd_, (const char *)data + done, n - done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			errno_ = r < 0 ? errno : ENOSPC;
+		else
+			done += r;
+	}
+	return !errno_;
+}
+
+bool OutputFile::commit(std::string *err)
+{
+	bool ok = fd_ >= 0 && !errno_;
+
+	if (ok && fsync(fd_))
+		errno_ = errno, ok = false;
+	/* the unnamed file gets a fresh name: linkat() never replaces an existing one */
+	for (unsigned int tries = 0; ok && !named_; tries++) {
+		std::string name = freshName(path_);
+		std::string proc = fmt::format("/proc/self/fd/{}", fd_);
+
+		if (!linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW)) {
+			tmp_ = name;
+			named_ = true;
+		} else if (errno != EEXIST || tries == 100) {
+			errno_ = errno;
+			ok = false;
+		}
+	}
+	if (fd_ >= 0 && close(fd_) && ok)
+		errno_ = errno, ok = false;
+	fd_ = -1;
+	if (!ok)
+		*err = fmt::format("cannot write '{}': {}", path_, strerror(errno_ ? errno_ : EBADF));
+	/* Checked again: a symlink or device put there meanwhile is not replaced either. */
+	else if (!replaceable(path_, err))
+		ok = false;
+	else if (rename(tmp_.c_str(), path_.c_str())) {
+		*err = fmt::format("cannot write '{}': {}", path_, strerror(errno));
+		ok = false;
+	}
+	if (!ok && named_)
+		unlink(tmp_.c_str());
+	named_ = false;
+	tmp_.clear();
+	return ok;
+}
+
+void OutputFile::abort() noexcept
+{
+	if (fd_ >= 0)
+		close(fd_);
+	if (named_ && !tmp_.empty())
+		unlink(tmp_.c_str());
+	fd_ = -1;
+	named_ = false;
+	tmp_.clear();
+}
+
+int scratchFile(const std::string &dir, std::string *err)
+{
+	int fd = unnamedIn(dir);
+	std::string tmp;
+
+	if (fd < 0) {
+		fd = createFresh(dir + "/scratch", &tmp);
+		if (fd >= 0)
+			unlink(tmp.c_str());
+	}
+	if (fd < 0)
+		*err = fmt::format("cannot create a scratch file in {}: {}", dir, strerror(errno));
+	return fd;
+}
+
 bool writeFileAtomic(const std::string &path, const std::string &data, std::string *err)
 {
-	std::string tmp;
-	size_t done = 0;
-	int fd = openFresh(path, &tmp, err);
-	bool ok = true;
+	OutputFile f;
 
-	if (fd < 0)
+	if (!f.open(path, err))
 		return false;
-	while (ok && done < data.size()) {
-		ssize_t n = write(fd, data.data() + done, data.size() - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		ok = n > 0;
-		done += ok ? n : 0;
-	}
-	ok = ok && !fsync(fd);
-	ok = !close(fd) && ok;
-	if (!ok)
-		*err = fmt::format("cannot write '{}': {}", path, strerror(errno));
-	/* Checked again: a symlink or device put there meanwhile is not replaced either. */
-	else if (!replaceable(path, err))
-		ok = false;
-	else if (rename(tmp.c_str(), path.c_str())) {
-		*err = fmt::format("cannot write '{}': {}", path, strerror(errno));
-		ok = false;
-	}
-	if (!ok)
-		unlink(tmp.c_str());
-	return ok;
+	f.write(data);
+	return f.commit(err);
 }
 
 bool writeTraceFiles(const TraceSnapshot &s, const TraceFilter &f, const std::string &text,
@@ -440,19 +729,9 @@ bool writeTraceFiles(const TraceSnapshot &s, const TraceFilter &f, const std::st
 
 bool checkWritable(const std::string &path, std::string *err)
 {
-	std::string tmp;
-	int fd;
+	OutputFile f;
 
-	if (path.empty()) {
-		*err = "empty output file name; expected a path to a regular file";
-		return false;
-	}
-	fd = openFresh(path, &tmp, err);
-	if (fd < 0)
-		return false;
-	close(fd);
-	unlink(tmp.c_str());
-	return true;
+	return f.open(path, err);
 }
 
 bool sameOutput(const std::string &a, const std::string &b)
@@ -463,7 +742,8 @@ bool sameOutput(const std::string &a, const std::string &b)
 	if (!stat(a.c_str(), &sa) && !stat(b.c_str(), &sb))
 		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 	/* Otherwise: the same name in the same directory (by inode). */
-	if (baseOf(a) != baseOf(b) || stat(dirOf(a).c_str(), &sa) || stat(dirOf(b).c_str(), &sb))
+	if (baseOf(a) != baseOf(b) || stat(outputDir(a).c_str(), &sa) ||
+	    stat(outputDir(b).c_str(), &sb))
 		return false;
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -497,10 +777,16 @@ TraceCounters operator-(const TraceCounters &a, const TraceCounters &b)
 std::string formatTraceSummary(const TraceSnapshot &s, const TraceCounters &c,
 			       const TraceFilter &f)
 {
+	return formatTraceSummary(s.cpus, c, f);
+}
+
+std::string formatTraceSummary(const std::vector<TraceCpu> &cpus, const TraceCounters &c,
+			       const TraceFilter &f)
+{
 	unsigned long written = 0, dropped = 0;
 	std::string per;
 
-	for (const TraceCpu &tc : s.cpus) {
+	for (const TraceCpu &tc : cpus) {
 		written += tc.written;
 		dropped += tc.dropped;
 		per += fmt::format(" {}:{}/{}", tc.cpu, tc.written, tc.dropped);

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -142,7 +143,7 @@ std::string prettyName(const char *raw)
 
 } /* namespace */
 
-std::string traceSymbol(unsigned long addr, bool offset)
+bool traceSymbolStart(unsigned long addr, unsigned long *start, std::string *name)
 {
 	std::call_once(symsOnce, loadExeSymbols);
 
@@ -152,9 +153,9 @@ std::string traceSymbol(unsigned long addr, bool offset)
 		--it;
 		/* a zero-size symbol only matches its own address */
 		if (addr < it->addr + std::max(it->size, 1UL)) {
-			std::string n = prettyName(it->name.c_str());
-
-			return offset ? fmt::format("{}+{:#x}", n, addr - it->addr) : n;
+			*start = it->addr;
+			*name = prettyName(it->name.c_str());
+			return true;
 		}
 	}
 
@@ -163,12 +164,32 @@ std::string traceSymbol(unsigned long addr, bool offset)
 
 	if (dladdr1((void *)addr, &info, (void **)&sym, RTLD_DL_SYMENT) && info.dli_sname && sym &&
 	    addr < (unsigned long)info.dli_saddr + std::max<unsigned long>(sym->st_size, 1)) {
-		std::string n = prettyName(info.dli_sname);
-		unsigned long off = addr - (unsigned long)info.dli_saddr;
-
-		return offset ? fmt::format("{}+{:#x}", n, off) : n;
+		*start = (unsigned long)info.dli_saddr;
+		*name = prettyName(info.dli_sname);
+		return true;
 	}
-	return fmt::format("{:#x}", addr);
+	return false;
+}
+
+std::vector<std::pair<unsigned long, std::string>> traceSymbolTable()
+{
+	std::vector<std::pair<unsigned long, std::string>> v;
+
+	std::call_once(symsOnce, loadExeSymbols);
+	v.reserve(syms.size());
+	for (const Sym &s : syms)
+		v.emplace_back(s.addr, prettyName(s.name.c_str()));
+	return v;
+}
+
+std::string traceSymbol(unsigned long addr, bool offset)
+{
+	unsigned long start;
+	std::string name;
+
+	if (!traceSymbolStart(addr, &start, &name))
+		return fmt::format("{:#x}", addr);
+	return offset ? fmt::format("{}+{:#x}", name, addr - start) : name;
 }
 
 } /* namespace kshim */

@@ -7,16 +7,7 @@
 # ct_defer=off and none with v7, do_flush_tlb_all and do_kernel_range_flush
 # CSDs in both, and IPIs to the isolated CPUs in both; the cross-modifying-code
 # model passes both.
-set -u
-pokelab=$1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-
-fail() {
-	echo "$*" >&2
-	cat "$dir/out" "$dir/err" >&2
-	exit 1
-}
+. "$(dirname "$0")/lib.sh"
 "$pokelab" run isolation --quiet --cpus 4 --seconds 1 --syscall-ms 2 \
 	--trace-dir "$dir" >"$dir/out" 2>"$dir/err" || fail "run isolation failed ($?)"
 [ ! -s "$dir/err" ] || fail "--quiet run wrote to stderr"

@@ -2,19 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # orderly_stop.sh POKELAB: SIGINT during a long demo or run isolation and
-# SIGTERM during a torture run stop them in order: the summary so far is printed with
+# SIGTERM during a torture run and a demo writing trace.dat stop them in
+# order: the summary so far is printed with
 # "interrupted after", the trace is written whole, and the exit status is
 # 128 + the signal. The signal is sent once the run is under way (its first
 # batch line, or its first status line, is out).
-set -u
-pokelab=$1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() {
-	echo "$*" >&2
-	for f in "$dir"/*.out; do echo "--- $f" >&2; tail -5 "$f" >&2; done
-	exit 1
-}
+. "$(dirname "$0")/lib.sh"
 # wait_for FILE PATTERN PID: until a line matches (or the run ended).
 wait_for() {
 	while kill -0 "$3" 2>/dev/null && ! grep -q "$2" "$1"; do
@@ -41,6 +34,23 @@ grep -q '^demo: interrupted after [0-9]* of 100000 flips (SIGINT)' "$dir/demo.ou
 	fail "demo: no 'interrupted after' line"
 grep -q '^verdict:' "$dir/demo.out" || fail "demo: no verdict for the flips made"
 grep -q 'csd_queue_cpu' "$dir/t.txt" || fail "demo: the trace was not written"
+
+# SIGTERM with a trace.dat and a text trace of the same run: trace-cmd reads
+# the .dat file to its end, and it holds exactly what the text holds
+if command -v trace-cmd >/dev/null; then
+	stop_run demo-dat TERM 143 'took' demo --cpus 2 --flips 100000 --trace "$dir/s.dat" \
+		--trace "$dir/s.txt"
+	grep -q '^demo: interrupted after [0-9]* of 100000 flips (SIGTERM)' "$dir/demo-dat.out" ||
+		fail "demo-dat: no 'interrupted after' line"
+	trace-cmd report "$dir/s.dat" >"$dir/s.report" 2>"$dir/s.err" ||
+		fail "demo-dat: trace-cmd report failed: $(cat "$dir/s.err")"
+	cmp -s "$dir/s.report" "$dir/s.txt" || fail "demo-dat: the .dat and the text trace differ"
+	grep -q 'phase=done' "$dir/s.report" || fail "demo-dat: no batch completed in the trace"
+	tail -1 "$dir/s.report" | grep -q 'phase=done' ||
+		fail "demo-dat: the trace does not end with a completed batch"
+else
+	fail "trace-cmd not found: run tools/install-deps.sh"
+fi
 
 stop_run torture TERM 143 '^torture: seed' torture --cpus 3 --duration 600
 grep -q '^torture: interrupted after .* (SIGTERM)' "$dir/torture.out" ||

@@ -5,15 +5,7 @@
 # into place. A symlink planted where the old writer put its temporary file
 # (t.txt.tmp -> victim) is neither followed nor removed; the trace arrives
 # whole; nothing else is left in the directory.
-set -u
-pokelab=$1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() {
-	echo "$*" >&2
-	[ -f "$dir/out" ] && cat "$dir/out" >&2
-	exit 1
-}
+. "$(dirname "$0")/lib.sh"
 echo keep >"$dir/victim"
 ln -s "$dir/victim" "$dir/t.txt.tmp"
 "$pokelab" demo --cpus 2 --flips 2 --trace "$dir/t.txt" >"$dir/out" 2>&1 || fail "demo failed"

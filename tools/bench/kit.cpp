@@ -12,6 +12,7 @@
 #include <kernel_shim/clock.h>
 #include <linux/smp.h>
 
+#include "../stop.h"
 #include "bench.h"
 
 namespace pokelab::bench {
@@ -99,6 +100,13 @@ PairStat runPair(const std::string &what, unsigned int iters, const std::functio
 	raw();
 	for (unsigned int it = 0; it < iters; it++) {
 		u64 t0 = kshim::clockNs();
+
+		/* SIGINT/SIGTERM/SIGHUP: the iterations so far are the result */
+		if (stopRequested()) {
+			fmt::print("Interrupted after {} of {} iterations ({})\n", it, iters,
+				   stopSignalName());
+			break;
+		}
 		double o = ours(), r = raw();
 
 		r = (r + raw()) / 2;

@@ -10,6 +10,7 @@
 
 #include "bench.h"
 #include "command.h"
+#include "../stop.h"
 
 namespace pokelab::bench {
 
@@ -97,6 +98,8 @@ int runAll()
 		int r = b.run(o);
 		if (r)
 			ret = r;
+		if (stopRequested())
+			break;
 	}
 	fmt::print("\n| benchmark | ours | raw | ratio | goal | met |\n|---|---|---|---|---|---|\n");
 	for (const BenchRow &r : rows)
@@ -104,6 +107,11 @@ int runAll()
 			   r.goal, r.goal == "-" ? "-" : r.met ? "yes" : "no");
 	fmt::print("\nbench all: {} rows in {:.1f} s; ratios are medians over {} iterations\n",
 		   rows.size(), (kshim::clockNs() - t0) / 1e9, o.iters);
+	if (stopRequested()) {
+		fmt::print("bench all: interrupted ({}); the benchmarks after it did not run\n",
+			   stopSignalName());
+		return stopExitStatus();
+	}
 	return ret;
 }
 
@@ -118,11 +126,21 @@ int runSelectedBench()
 			   selected, options.plot.empty() ? "\"\"" : options.plot);
 		return 2;
 	}
+	/* SIGINT/SIGTERM/SIGHUP end the iterations in progress; the result so far is printed */
+	stopOrderly();
 	if (selected == "all")
 		return runAll();
-	for (const Bench &b : benches())
-		if (selected == b.name)
-			return b.run(options);
+	for (const Bench &b : benches()) {
+		if (selected != b.name)
+			continue;
+		int ret = b.run(options);
+
+		if (stopRequested()) {
+			fmt::print("bench {}: interrupted ({})\n", b.name, stopSignalName());
+			return stopExitStatus();
+		}
+		return ret;
+	}
 	return 2;
 }
 

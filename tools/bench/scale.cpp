@@ -24,6 +24,7 @@
 #include <linux/smp.h>
 #include <workloads/bpf_stats.h>
 
+#include "../stop.h"
 #include "bench.h"
 
 namespace pokelab::bench {
@@ -73,6 +74,7 @@ int runRow(const BenchOptions &o, unsigned int cpus, unsigned int flips, ScaleRo
 	if (bootBench("scale", b, cpus, 2))
 		return 2;
 	cfg.flips = flips;
+	cfg.stop = stopFlag();
 	BpfStatsResult r = runBpfStats(cfg);
 	for (u64 x : r.batchNs)
 		ns.push_back((double)x);
@@ -208,6 +210,8 @@ int benchScale(const BenchOptions &o)
 	for (unsigned int n : counts) {
 		ScaleRow row;
 
+		if (stopRequested())
+			break;
 		if ((ret = runRow(o, n, flips, &row)))
 			return ret;
 		rows.push_back(row);
@@ -236,7 +240,8 @@ int benchScale(const BenchOptions &o)
 		       goalMs ? fmt::format("batch <= {:g} ms", goalMs) : "-",
 		       goalMs && r.medianNs <= goalMs * 1e6);
 	}
-	if (!o.plot.empty() && plot(o.plot, rows))
+	/* an interrupted run plots nothing: a partial plot would pass for a whole one */
+	if (!o.plot.empty() && !stopRequested() && plot(o.plot, rows))
 		return 1;
 	return ret;
 }

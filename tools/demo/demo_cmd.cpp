@@ -23,6 +23,7 @@
 #include "stop.h"
 #include <workloads/bpf_stats.h>
 #include <kernel_shim/trace_output.h>
+#include <kernel_shim/trace_record.h>
 
 namespace {
 
@@ -48,7 +49,8 @@ struct DemoOptions {
 	unsigned int cpus = 0;	/* 0 = the machine's default */
 	unsigned int flips = 20;
 	std::vector<std::string> params;
-	std::string traceFile;		/* --trace: trace-cmd report text */
+	std::vector<std::string> traceFiles;	/* --trace: trace-cmd report text or trace.dat */
+	std::string traceFormat;	/* --trace-format: text, dat, "" by extension */
 	std::string traceJson;		/* --trace-json: Chrome trace-event JSON */
 	std::string traceCpus;		/* --trace-cpus: CPU list filter */
 	std::string refs;		/* --refs: pokelab.refs= */
@@ -57,7 +59,6 @@ struct DemoOptions {
 	std::string ctDefer;		/* --ct-defer: pokelab.ct_defer= */
 	bool isolatedInKernel = false;	/* --isolated-in-kernel */
 	bool nohzFullSet = false;
-	bool traceFileSet = false;
 	bool traceJsonSet = false;
 	bool traceCpusSet = false;
 };
@@ -67,26 +68,50 @@ int runDemo(const DemoOptions &o)
 	std::string cmdline = joinParams(o.params);
 	std::string err;
 	kshim::TraceFilter filter;
-	bool tracing = !o.traceFile.empty() || !o.traceJson.empty();
+	/* every output: its option, file and format */
+	struct Output {
+		const char *opt;
+		std::string path;
+		kshim::TraceFormat fmt;
+	};
+	std::vector<Output> outs;
 
-	if (o.traceFileSet && o.traceFile.empty())
-		return usageError("--trace \"\": empty file name; expected --trace FILE");
+	for (const std::string &f : o.traceFiles) {
+		kshim::TraceFormat fm;
+
+		if (f.empty())
+			return usageError("--trace \"\": empty file name; expected --trace FILE");
+		if (!kshim::traceFormatFor(f, o.traceFormat, &fm, &err))
+			return usageError(err);
+		outs.push_back({"--trace", f, fm});
+	}
 	if (o.traceJsonSet && o.traceJson.empty())
 		return usageError("--trace-json \"\": empty file name; expected --trace-json FILE");
+	if (!o.traceJson.empty())
+		outs.push_back({"--trace-json", o.traceJson, kshim::TraceFormat::Json});
+	bool tracing = !outs.empty();
 	if (o.traceCpusSet && !tracing)
 		return usageError(fmt::format("--trace-cpus {}: filters a trace, but no --trace or "
 					      "--trace-json was given", o.traceCpus));
-	if (!o.traceFile.empty() && !o.traceJson.empty() &&
-	    kshim::sameOutput(o.traceFile, o.traceJson))
-		return usageError(fmt::format("--trace '{}' and --trace-json '{}' are the same file; "
-					      "give two files", o.traceFile, o.traceJson));
+	if (!o.traceFormat.empty() && o.traceFiles.empty())
+		return usageError(fmt::format("--trace-format {}: sets the format of --trace FILE, "
+					      "but no --trace was given", o.traceFormat));
+	for (size_t i = 0; i < outs.size(); i++)
+		for (size_t j = i + 1; j < outs.size(); j++)
+			if (kshim::sameOutput(outs[i].path, outs[j].path))
+				return usageError(fmt::format("{} '{}' and {} '{}' are the same "
+							      "file; give two files", outs[i].opt,
+							      outs[i].path, outs[j].opt,
+							      outs[j].path));
 	if (o.nohzFullSet && o.nohzFull.empty())
 		return usageError("--nohz-full: empty CPU list; expected e.g. --nohz-full 1-3,5");
+
 	/* CPUs beyond --cpus are caught here, before the boot line; others after boot */
-	if ((o.traceCpusSet && !kshim::parseTraceCpus(o.traceCpus, o.cpus, &filter, &err)) ||
-	    (!o.traceFile.empty() && !kshim::checkWritable(o.traceFile, &err)) ||
-	    (!o.traceJson.empty() && !kshim::checkWritable(o.traceJson, &err)))
+	if (o.traceCpusSet && !kshim::parseTraceCpus(o.traceCpus, o.cpus, &filter, &err))
 		return usageError(err);
+	for (const Output &out : outs)
+		if (!kshim::checkWritable(out.path, &err))
+			return usageError(err);
 	if (o.cpus)
 		cmdline += fmt::format(" nr_cpus={}", o.cpus);
 	if (!o.refs.empty())
@@ -151,8 +176,20 @@ int runDemo(const DemoOptions &o)
 			   ns / 1000);
 		std::fflush(stdout);
 	};
+	/* The outputs are opened now and streamed by the recorder while the demo runs. */
+	std::vector<std::unique_ptr<kshim::TraceSink>> sinks;
+	std::vector<kshim::TraceSink *> sinkp;
+	for (const Output &out : outs) {
+		sinks.push_back(kshim::makeTraceSink(out.path, out.fmt, filter, &err));
+		if (!sinks.back()) {
+			kshim::shutdown();
+			return usageError(err);
+		}
+		sinkp.push_back(sinks.back().get());
+	}
 	kshim::TraceCounters before = kshim::readTraceCounters();
-	if (tracing && kshim::traceStart(0, &err)) {
+	if (tracing && (kshim::traceStart(0, &err) || kshim::traceRecorderStart(sinkp, 1000000,
+										 &err))) {
 		kshim::shutdown();
 		return usageError(err);
 	}
@@ -160,14 +197,22 @@ int runDemo(const DemoOptions &o)
 	kshim::traceStop();
 	fmt::print("{}", pokelab::formatBpfStats(r));
 	if (tracing) {
-		kshim::TraceSnapshot snap = kshim::traceSnapshot();
+		std::vector<kshim::TraceCpu> cpus = kshim::traceRecorderStop();
 		kshim::TraceCounters counted = kshim::readTraceCounters() - before;
 
-		fmt::print("{}", kshim::formatTraceSummary(snap, counted, filter));
-		if (!kshim::writeTraceFiles(snap, filter, o.traceFile, o.traceJson, &err)) {
-			fmt::print(stderr, "pokelab: {}\n", err);
-			kshim::shutdown();
-			return 1;
+		fmt::print("{}", kshim::formatTraceSummary(cpus, counted, filter));
+		std::fflush(stdout);
+		for (const kshim::TraceCpu &c : cpus)
+			if (c.dropped)
+				fmt::print(stderr, "pokelab: trace: CPU {} dropped {} events (its "
+					   "ring was full; trace_buf_size= is per CPU)\n", c.cpu,
+					   c.dropped);
+		for (auto &sk : sinks) {
+			if (!sk->finish(cpus, &err)) {
+				fmt::print(stderr, "pokelab: {}\n", err);
+				kshim::shutdown();
+				return 1;
+			}
 		}
 	}
 	kshim::shutdown();
@@ -192,10 +237,15 @@ void addDemo(CLI::App &app)
 		->check(wholeNumber(2, 512));
 	d->add_option("--flips", opts.flips, "Key flips (1..100000)")
 		->check(wholeNumber(1, 100000));
-	d->add_option_function<std::string>("--trace", [](const std::string &v) {
-			opts.traceFile = v;
-			opts.traceFileSet = true;
-		}, "Write the ipi/csd events as trace-cmd report text");
+	d->add_option_function<std::vector<std::string>>("--trace",
+		[](const std::vector<std::string> &v) { opts.traceFiles = v; },
+		"Write the events (trace_event= chooses them) as trace-cmd report text, or as a "
+		"trace-cmd trace.dat file when FILE ends in .dat (may be given more than once)")
+		->expected(1)
+		->allow_extra_args(false)
+		->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+	d->add_option("--trace-format", opts.traceFormat,
+		      "Format of --trace FILE: text or dat (default: dat for FILE.dat, else text)");
 	d->add_option_function<std::string>("--trace-json", [](const std::string &v) {
 			opts.traceJson = v;
 			opts.traceJsonSet = true;

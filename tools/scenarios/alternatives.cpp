@@ -23,6 +23,7 @@
 #include <workloads/alt_pass.h>
 #include <workloads/machine_notes.h>
 #include "scenario.h"
+#include "stop.h"
 
 namespace pokelab::scenario {
 
@@ -57,6 +58,8 @@ int runAlternatives(const Common &common, unsigned int repeats)
 		double aloneNs = 0;	/* one call on its own, no text write before it */
 	};
 	std::vector<Row> rows;
+	const std::atomic<bool> *stop = pokelab::stopFlag();
+	unsigned int passes = 0;
 	unsigned long sites = 0;
 	bool countsOk = true, bytesOk = true;
 	std::string report;
@@ -82,6 +85,9 @@ int runAlternatives(const Common &common, unsigned int repeats)
 		}
 		progress.stage(fmt::format("sync_core={}", f.name));
 		for (unsigned int i = 0; i < repeats; i++) {
+			/* SIGINT/SIGTERM/SIGHUP: the pass pair in progress completes */
+			if (stop->load())
+				break;
 			/* Alternate the two variants so drift hits both alike. */
 			AltPassResult a = altRunPass(false, f.fn);
 
@@ -97,6 +103,13 @@ int runAlternatives(const Common &common, unsigned int repeats)
 			if (perSiteBytes != batchedBytes)
 				bytesOk = false;
 			progress.step(i + 1, repeats);
+			passes++;
+		}
+		/* stopped before this flavour's first pass pair: nothing to report for it */
+		if (perSite.empty()) {
+			r.present = false;
+			rows.push_back(r);
+			continue;
 		}
 		{
 			constexpr unsigned int calls = 2000;
@@ -189,6 +202,11 @@ int runAlternatives(const Common &common, unsigned int repeats)
 			      countsOk && bytesOk && !x.violations ? "PASS" : "FAIL");
 	fmt::print("{}", report);
 	kshim::shutdown();
+	if (stop->load()) {
+		fmt::print("run alternatives: interrupted after {} pass pairs ({} per flavour "
+			   "asked) ({})\n", passes, repeats, pokelab::stopSignalName());
+		return pokelab::stopExitStatus();
+	}
 	return countsOk && bytesOk && !x.violations ? 0 : 1;
 }
 

@@ -13,6 +13,7 @@
 #include <workloads/machine_notes.h>
 #include <workloads/refs_compare.h>
 #include "scenario.h"
+#include "stop.h"
 
 namespace pokelab::scenario {
 
@@ -46,6 +47,7 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 	RefsCompareConfig cfg;
 	RefsModeResult m[2];
 	std::string header, err, why;
+	bool interrupted = false;
 	int ret;
 
 	cfg.cpus = cpus;
@@ -58,6 +60,9 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 	};
 	cfg.onStage = [&](const std::string &s) { progress.stage(s); };
 	cfg.onFlip = [&](unsigned int i, unsigned int n) { progress.step(i, n); };
+	/* SIGINT/SIGTERM/SIGHUP: the flip in progress completes, the report covers the rest */
+	cfg.stop = pokelab::stopFlag();
+	cfg.interrupted = &interrupted;
 	ret = runRefsCompare(cfg, m, &err);
 	progress.done();
 	if (ret) {
@@ -117,6 +122,11 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 			   g.flips, p.flips, g.violations, p.violations, ok ? "PASS" : "FAIL",
 			   ok ? "" : ": " + why);
 	fmt::print("{}", out);
+	if (interrupted) {
+		fmt::print("run bpf-stats: interrupted after {} + {} of {} + {} flips ({})\n",
+			   g.flips, p.flips, flips, flips, pokelab::stopSignalName());
+		return pokelab::stopExitStatus();
+	}
 	return ok ? 0 : 1;
 }
 

@@ -18,6 +18,7 @@
 #include <workloads/bpf_recursion.h>
 #include <workloads/machine_notes.h>
 #include "scenario.h"
+#include "stop.h"
 
 namespace pokelab::scenario {
 
@@ -69,6 +70,9 @@ int runRecursion(const Common &common, unsigned int producers, unsigned int iter
 	Summary sum[3];
 	bool ok = true;
 	std::string checkLine;
+	/* SIGINT/SIGTERM/SIGHUP: the iteration in progress is dropped, the rest reported */
+	const std::atomic<bool> *stop = pokelab::stopFlag();
+	unsigned int measured = 0;
 
 	if (kshim::boot(fmt::format("nr_cpus={}", producers + 1), &err, common.quiet)) {
 		fmt::print(stderr, "pokelab: {}\n", err);
@@ -100,8 +104,20 @@ int runRecursion(const Common &common, unsigned int producers, unsigned int iter
 		progress.stage(fmt::format("{} ({} producer{})", recursionGuardName(guards[v]),
 					   producers, producers > 1 ? "s" : ""));
 		rates = recursionBench(guards[v], producers, iterMs, 1, iters, &lines,
-				       progressStep, &progress);
+				       progressStep, &progress, stop);
 		c = recursionCounts();
+		measured += rates.size();
+		if (stop->load()) {
+			report += fmt::format("\nSetting up benchmark 'trig-fentry' ({} guard)...\n"
+					      "Benchmark 'trig-fentry' started.\n{}",
+					      recursionGuardName(guards[v]), lines);
+			progress.done();
+			fmt::print("{}\nrun recursion: interrupted after {} of {} measured iterations "
+				   "({}); no ratio table for an incomplete run\n", report, measured,
+				   3 * iters, pokelab::stopSignalName());
+			kshim::shutdown();
+			return pokelab::stopExitStatus();
+		}
 		if (c.hits == 0 || c.misses != 0)
 			ok = false;
 		sum[v] = summarize(rates);

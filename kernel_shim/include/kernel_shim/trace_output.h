@@ -1,20 +1,74 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Trace output of the machine: the machine's recorded ipi/csd events as
- * trace-cmd report text and as Chrome trace-event JSON (Perfetto), with a
- * trace-cmd-style CPU filter. Formats: docs/tracing.md.
+ * Trace output of the machine: the recorded events as trace-cmd report
+ * text, as Chrome trace-event JSON (Perfetto) and as trace-cmd's trace.dat
+ * (trace_dat.h), with a trace-cmd-style CPU filter, and the one way pokelab
+ * writes an output file (OutputFile). Formats: docs/tracing.md.
  *
- * Everything here runs in task context after kshim::traceStop(); none of it
- * is async-signal-safe.
+ * Everything here runs in task context (the recorder thread or the
+ * command's own); none of it is async-signal-safe.
  */
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <kernel_shim/trace.h>
+#include <kernel_shim/trace_record.h>
 #include <linux/cpumask.h>
 
 namespace kshim {
+
+/*
+ * An output file that appears complete or not at all. open() checks that
+ * @path is absent or a regular file (a symlink, device, FIFO or directory
+ * there is refused, never followed or replaced) and creates the data's
+ * file in the same directory, unnamed (O_TMPFILE) where the file system
+ * allows it, else as a fresh DIR/.BASE.XXXXXX made with
+ * O_CREAT|O_EXCL|O_NOFOLLOW (an existing name is never deleted, followed or
+ * reused). commit() flushes and fsync()s it, gives it a fresh name, checks
+ * @path again and renames it into place. abort(), or destruction without
+ * commit(), removes it. A process killed before commit() leaves no name
+ * behind (the O_TMPFILE case) or only a dot-file (the fallback). Task
+ * context; one thread at a time.
+ */
+class OutputFile
+{
+public:
+	OutputFile() = default;
+	OutputFile(const OutputFile &) = delete;
+	OutputFile &operator=(const OutputFile &) = delete;
+	~OutputFile();
+
+	/* Returns false with one line in *@err. */
+	bool open(const std::string &path, std::string *err);
+	/* Append @n bytes; false once a write failed (commit() reports it). */
+	bool write(const void *data, size_t n);
+	bool write(const std::string &s) { return write(s.data(), s.size()); }
+	/* Returns false with one line in *@err; the file is removed then. */
+	bool commit(std::string *err);
+	void abort() noexcept;
+
+	int fd() const { return fd_; }
+	const std::string &path() const { return path_; }
+
+private:
+	int fd_ = -1;
+	bool named_ = false;	/* the fallback: tmp_ has a name */
+	int errno_ = 0;		/* the first failed write's */
+	std::string path_, tmp_;
+};
+
+/*
+ * An unnamed scratch file in @dir (O_TMPFILE, else a fresh name unlinked at
+ * once), for data that is assembled before it goes into an OutputFile.
+ * Returns the fd, or -1 with one line in *@err. Task context.
+ */
+int scratchFile(const std::string &dir, std::string *err);
+
+/* The directory part of @path ("." for a bare name). */
+std::string outputDir(const std::string &path);
 
 /* --trace-cpus: keep events whose target CPU is in @cpus. */
 struct TraceFilter {
@@ -41,6 +95,23 @@ bool traceEventSelected(const TraceEvent &e, const TraceFilter &f);
 std::string formatTraceText(const TraceSnapshot &s, const TraceFilter &f);
 
 /*
+ * The text of one event after "NAME: " as trace-cmd report prints it from
+ * the event's print fmt (the same format the trace.dat file carries).
+ * @mask: the mask an ipi_send_cpumask shows. Task context; allocates.
+ */
+std::string traceEventInfo(const TraceEvent &e, const struct cpumask &mask);
+
+/*
+ * A cpumask as trace-cmd report prints ipi_send_cpumask's cpumask= (a
+ * __get_bitmask() of nr_cpu_ids bits stored in longs): 32-bit words, most
+ * significant first, 8 hex digits each, comma-separated.
+ */
+std::string traceBitmask(const struct cpumask *m);
+
+/* The event's name ("ipi_send_cpu"). */
+const char *traceEventName(TraceType t);
+
+/*
  * Chrome trace-event JSON: one named thread track per CPU, "X" slices for
  * csd function handlers (and a 1 ns slice for each csd_queue_cpu), "i"
  * instants for IPI sends, and "s"/"f" flow pairs from each csd_queue_cpu to
@@ -49,19 +120,37 @@ std::string formatTraceText(const TraceSnapshot &s, const TraceFilter &f);
 std::string formatTraceJson(const TraceSnapshot &s, const TraceFilter &f);
 
 /*
- * Write @data to @path: into a fresh file created next to it
- * (DIR/.BASE.XXXXXX with O_CREAT|O_EXCL|O_NOFOLLOW: an existing name is
- * never followed, truncated or reused), fsync(), then rename() over @path,
- * so that @path is either absent, the old file, or complete. @path must be
- * absent or a regular file (a symlink, device, FIFO or directory there is
- * refused, not replaced). Returns false with one line in *@err on failure
- * (the temporary file is removed). Task context.
+ * Write @data to @path through an OutputFile, so that @path is either
+ * absent, the old file, or complete. Returns false with one line in *@err
+ * on failure. Task context.
  */
 bool writeFileAtomic(const std::string &path, const std::string &data, std::string *err);
 
 /* Write the text to @text and the JSON to @json (each skipped if ""), atomically. */
 bool writeTraceFiles(const TraceSnapshot &s, const TraceFilter &f, const std::string &text,
 		     const std::string &json, std::string *err);
+
+/* The formats a trace output can take. */
+enum class TraceFormat { Text, Json, Dat };
+
+/*
+ * --trace FILE's format: Dat for a name ending in ".dat", else Text, unless
+ * @name ("text", "dat", "" for by-extension) says. False with one line in
+ * *@err for another @name.
+ */
+bool traceFormatFor(const std::string &path, const std::string &name, TraceFormat *fmt,
+		    std::string *err);
+
+/*
+ * A sink for the recorder that streams the selected events to @path in
+ * @fmt through an OutputFile (opened here: nullptr with one line in *@err
+ * when it cannot be). Memory stays bounded: text and JSON go out in 1 MiB
+ * writes, trace.dat pages to per-CPU scratch files (trace_dat.h). Drops
+ * (Lost marks) are written where the format has a place: "CPU:N [M EVENTS
+ * DROPPED]" lines in the text, lost-events pages in trace.dat.
+ */
+std::unique_ptr<TraceSink> makeTraceSink(const std::string &path, TraceFormat fmt,
+					 const TraceFilter &f, std::string *err);
 
 /*
  * Could @path be written by writeFileAtomic()? (Not empty; absent or a
@@ -92,6 +181,8 @@ TraceCounters operator-(const TraceCounters &a, const TraceCounters &b);
  * the counters the census pipelines should print (@c, over the traced run).
  */
 std::string formatTraceSummary(const TraceSnapshot &s, const TraceCounters &c,
+			       const TraceFilter &f);
+std::string formatTraceSummary(const std::vector<TraceCpu> &cpus, const TraceCounters &c,
 			       const TraceFilter &f);
 
 } /* namespace kshim */

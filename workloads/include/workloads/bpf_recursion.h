@@ -16,6 +16,7 @@
  */
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,6 @@ RecursionCounts recursionCounts();
 std::vector<double> recursionBench(RecursionGuard g, unsigned int producers, unsigned int iter_ms,
 				   unsigned int warmup, unsigned int iters, std::string *lines,
 				   void (*progress)(unsigned int i, unsigned int n, void *arg),
-				   void *arg);
+				   void *arg, const std::atomic<bool> *stop = nullptr);
 
 } /* namespace pokelab::scenario */

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct RefsCompareConfig {
 	/* Called while each machine is booted, before it runs. Task context, CPU 0. */
 	std::function<void(const std::string &mode)> onBooted;
 	std::function<void(unsigned int i, unsigned int n)> onFlip;
+	/* When set (any thread), the flip in progress completes and no more machines run. */
+	const std::atomic<bool> *stop = nullptr;
+	/* Out: the run was stopped by @stop before all its flips. */
+	bool *interrupted = nullptr;
 };
 
 struct RefsModeResult {
