@@ -53,7 +53,8 @@ void watcher()
 			    "at once)\n");
 			continue;
 		}
-		say("pokelab: second signal: exiting now\n");
+		say("pokelab: second signal: exiting now; an output not yet complete is not written "
+		    "(the file keeps its old contents, or stays absent)\n");
 		_exit(128 + sig);
 	}
 }

@@ -354,8 +354,9 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 			HotLoopState &st = loops[cpu];
 
 			c.hotLoop = true;
+			/* a stop before the first flip may come before a loop's first call */
 			c.died = dead[cpu] || !st.done.load(std::memory_order_acquire) ||
-				 st.calls.load() == 0;
+				 (st.calls.load() == 0 && !(r.interrupted && !done));
 			c.calls = st.calls.load();
 			c.loopNs = st.ns.load();
 			c.nsPerCall = c.calls ? (double)c.loopNs / c.calls : 0;
@@ -415,6 +416,12 @@ std::string formatBpfStats(const BpfStatsResult &r)
 	s += "\n";
 	for (const std::string &v : r.violationLines)
 		s += v;
+	if (r.interrupted && !r.flips) {
+		s += fmt::format("check: interrupted before the first flip: no batch to check; {}\n"
+				 "verdict: NOTHING CHECKED (interrupted before the first flip)\n",
+				 kshim::xmcVerdict(r.xmc));
+		return s;
+	}
 	if (r.staleChecked())
 		s += fmt::format("check: stale calls: {} of {} calls checked after finish returned, "
 				 "{} loop threads died, {} sites found -> {}\n",
@@ -424,8 +431,10 @@ std::string formatBpfStats(const BpfStatsResult &r)
 	else
 		s += fmt::format("check: stale calls: no CPU ran the sites (every CPU but 0 is "
 				 "nohz_full, or the hot loops died) -> NOTHING CHECKED\n");
-	s += fmt::format("check: sync rounds: {} in {} flip batches, {} -> {}\n", r.syncRounds,
-			 r.syncRoundsPerBatch.size(),
+	s += fmt::format("check: sync rounds: {} in {} batches ({} flip batches{}), {} -> {}\n",
+			 r.syncRounds, r.batches, r.syncRoundsPerBatch.size(),
+			 r.batches > r.syncRoundsPerBatch.size()
+				 ? " and the one that turned the key back off" : "",
 			 r.syncRoundsOk() ? "3 each" : "not 3 each",
 			 r.syncRoundsOk() ? "PASS" : "FAIL");
 	s += fmt::format("check: {}\n", kshim::xmcVerdict(r.xmc));

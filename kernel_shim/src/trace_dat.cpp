@@ -521,10 +521,10 @@ private:
 			unsigned long written = i < cpus.size() ? cpus[i].written : 0;
 			unsigned long dropped = i < cpus.size() ? cpus[i].dropped : 0;
 
-			s = fmt::format("CPU: {}\nentries: {}\noverrun: {}\ncommit overrun: 0\n"
-					"bytes: {}\ndropped events: {}\nread events: {}\n", i, 0,
-					dropped, cpus_[i].pages * kPageSize,
-					dropped, written);
+			/* no-overwrite mode: drops are "dropped events", never overruns */
+			s = fmt::format("CPU: {}\nentries: 0\noverrun: 0\ncommit overrun: 0\n"
+					"bytes: {}\ndropped events: {}\nread events: {}\n", i,
+					cpus_[i].pages * kPageSize, dropped, written);
 			put<u16>(h, 2);		/* TRACECMD_OPTION_CPUSTATS */
 			put<u32>(h, s.size() + 1);
 			h.append(s.c_str(), s.size() + 1);

@@ -181,9 +181,19 @@ bool traceEventSelected(const TraceEvent &e, const TraceFilter &f)
 {
 	if (!f.active)
 		return true;
-	if (e.type == TraceType::IpiSendCpumask)
+	switch (e.type) {
+	case TraceType::IpiSendCpumask:
 		return cpumask_intersects(&e.mask, &f.cpus);
-	return e.target >= 0 && cpumask_test_cpu(e.target, &f.cpus);
+	case TraceType::IpiSendCpu:
+	case TraceType::CsdQueueCpu:
+	case TraceType::CsdFunctionEntry:
+	case TraceType::CsdFunctionExit:
+		/* the CPU aimed at (csd_function_*: the CPU running it) */
+		return e.target >= 0 && cpumask_test_cpu(e.target, &f.cpus);
+	default:
+		/* no target CPU: the CPU that wrote the event */
+		return cpumask_test_cpu(e.cpu, &f.cpus);
+	}
 }
 
 const char *traceEventName(TraceType t)
@@ -493,6 +503,13 @@ std::string formatTraceJson(const TraceSnapshot &s, const TraceFilter &f)
 bool traceFormatFor(const std::string &path, const std::string &name, TraceFormat *fmt,
 		    std::string *err)
 {
+	bool dat = path.size() > 4 && path.compare(path.size() - 4, 4, ".dat") == 0;
+
+	if (name == "text" && dat) {
+		*err = fmt::format("--trace-format text: '{}' ends in .dat, the name of trace-cmd's "
+				   "binary format; name the text file otherwise", path);
+		return false;
+	}
 	if (name == "text" || name == "dat") {
 		*fmt = name == "dat" ? TraceFormat::Dat : TraceFormat::Text;
 		return true;
@@ -502,8 +519,7 @@ bool traceFormatFor(const std::string &path, const std::string &name, TraceForma
 				   "dat for a FILE ending in .dat, else text)", name);
 		return false;
 	}
-	*fmt = path.size() > 4 && path.compare(path.size() - 4, 4, ".dat") == 0 ? TraceFormat::Dat
-										 : TraceFormat::Text;
+	*fmt = dat ? TraceFormat::Dat : TraceFormat::Text;
 	return true;
 }
 
@@ -548,8 +564,10 @@ std::string freshName(const std::string &path)
 {
 	static std::atomic<unsigned long> counter;
 	unsigned long n = (unsigned long)getpid() * 1000003ul + clockNs() + counter++;
+	/* ".NAME.XXXXXX" must stay within NAME_MAX (255) for a NAME that does */
+	std::string base = baseOf(path).substr(0, 255 - 8);
 
-	return fmt::format("{}/.{}.{:06x}", outputDir(path), baseOf(path), n & 0xffffff);
+	return fmt::format("{}/.{}.{:06x}", outputDir(path), base, n & 0xffffff);
 }
 
 /*
@@ -610,6 +628,11 @@ bool OutputFile::open(const std::string &path, std::string *err)
 	abort();
 	if (path.empty()) {
 		*err = "empty output file name; expected a path to a regular file";
+		return false;
+	}
+	if (baseOf(path).size() > 255) {
+		*err = fmt::format("'{}': file name too long ({} bytes; at most 255)", path,
+				   baseOf(path).size());
 		return false;
 	}
 	if (!replaceable(path, err))

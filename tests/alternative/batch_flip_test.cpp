@@ -50,3 +50,31 @@ TEST_F(BatchFlipTest, NoStaleCallsAndThreeSyncRoundsPerBatch)
 }
 
 } /* namespace */
+
+namespace {
+
+/*
+ * A stop that comes before the first flip (a Ctrl-C while 512 CPUs start):
+ * no batch ran, so the report checks nothing and says so; loops that had
+ * not made their first call yet are not dead.
+ */
+TEST_F(BatchFlipTest, StopBeforeTheFirstFlipChecksNothingAndFailsNothing)
+{
+	static const std::atomic<bool> stopped{true};
+	pokelab::BpfStatsConfig cfg;
+
+	cfg.flips = 12;
+	cfg.stop = &stopped;
+	pokelab::BpfStatsResult r = pokelab::runBpfStats(cfg);
+	std::string report = pokelab::formatBpfStats(r);
+
+	EXPECT_TRUE(r.interrupted);
+	EXPECT_EQ(r.flips, 0u);
+	EXPECT_EQ(r.batches, 0u);
+	EXPECT_EQ(r.deadLoops, 0u);
+	EXPECT_NE(report.find("verdict: NOTHING CHECKED (interrupted before the first flip)"),
+		  std::string::npos) << report;
+	EXPECT_EQ(report.find("FAIL"), std::string::npos) << report;
+}
+
+} /* namespace */

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 # wait_for FILE PATTERN PID: until a line matches (or the run ended).
 wait_for() {
-	while kill -0 "$3" 2>/dev/null && ! grep -q "$2" "$1"; do
+	while kill -0 "$3" 2>/dev/null && ! grep -qs "$2" "$1"; do
 		sleep 0.05
 	done
 }
@@ -57,7 +57,24 @@ grep -q '^torture: interrupted after .* (SIGTERM)' "$dir/torture.out" ||
 	fail "torture: no 'interrupted after' line"
 grep -q '^xmc: model of cross-modifying code' "$dir/torture.out" || fail "torture: no verdict"
 stop_run isolation INT 130 'ct_defer=off: load' run isolation --cpus 3 --seconds 600
-grep -q '^run isolation: interrupted (SIGINT)' "$dir/isolation.out" ||
-	fail "run isolation: no 'interrupted' line"
-grep -q '^result: ' "$dir/isolation.out" || fail "run isolation: no report"
+grep -q '^run isolation: interrupted (SIGINT) during ct_defer=off; ct_defer=v7 not run' \
+	"$dir/isolation.out" || fail "run isolation: no 'interrupted' line"
+grep -q '^run isolation: ct_defer=off (interrupted): ' "$dir/isolation.out" ||
+	fail "run isolation: no summary of the variant it stopped"
+grep -q '^result: ' "$dir/isolation.out" && fail "run isolation: claimed a result when interrupted"
+
+# a stopped benchmark reports what it measured, and nothing for what it did not
+stop_run bench INT 130 '^Iter' bench ipi --iters 1000
+grep -q '^Interrupted after [1-9][0-9]* of 1000 iterations (SIGINT)' "$dir/bench.out" ||
+	fail "bench: no 'Interrupted after' line"
+grep -q 'not measured (interrupted)' "$dir/bench.out" || fail "bench: the pairs not run not said"
+grep -q 'ratio 0\.000' "$dir/bench.out" && fail "bench: a zero ratio for a pair not measured"
+grep -q '^bench ipi: interrupted (SIGINT)' "$dir/bench.out" || fail "bench: no interrupted line"
+
+# a stopped bpf-stats makes no claim from half a comparison
+stop_run bpf-stats INT 130 'refs=global' run bpf-stats --cpus 3 --flips 100000
+grep -q '^run bpf-stats: interrupted after [0-9]* + 0 of 100000 + 100000 flips (SIGINT)' \
+	"$dir/bpf-stats.out" || fail "run bpf-stats: no 'interrupted after' line"
+grep -q '^refs=percpu: not run' "$dir/bpf-stats.out" || fail "run bpf-stats: percpu not said not run"
+grep -q 'FAIL' "$dir/bpf-stats.out" && fail "run bpf-stats: FAIL for an interrupted run"
 exit 0

@@ -18,4 +18,22 @@ left=$(ls -A "$dir" | grep -v -x -e victim -e t.txt.tmp -e t.txt -e out)
 ln -s "$dir/victim" "$dir/l.txt"
 "$pokelab" demo --cpus 2 --flips 2 --trace "$dir/l.txt" >"$dir/out" 2>&1 && fail "a symlink target was accepted"
 [ "$(cat "$dir/victim")" = keep ] || fail "the symlink's target was written"
+
+# A 254-byte name (NAME_MAX is 255) is written: the temporary name must fit too.
+long=$(printf 'a%.0s' $(seq 250)).txt
+"$pokelab" demo --cpus 2 --flips 2 --trace "$dir/$long" >"$dir/out" 2>&1 || fail "a 254-byte name failed"
+grep -q 'csd_queue_cpu' "$dir/$long" || fail "the trace with a 254-byte name is missing"
+# A 256-byte name is refused before boot: one line, exit 2.
+"$pokelab" demo --cpus 2 --flips 2 --trace "$dir/a$long.x" >"$dir/out" 2>&1
+rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$dir/out")" -eq 1 ] || fail "a 256-byte name: exit $rc"
+
+# run isolation checks its --trace-dir files before it boots: a planted symlink is refused.
+mkdir "$dir/td"
+ln -s "$dir/victim" "$dir/td/trace-off.txt"
+"$pokelab" run isolation --quiet --cpus 3 --seconds 0.2 --trace-dir "$dir/td" >"$dir/out" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "run isolation --trace-dir with a symlink: exit $rc, expected 2"
+grep -q 'smp: Brought up' "$dir/out" && fail "run isolation booted before refusing --trace-dir"
+[ "$(cat "$dir/victim")" = keep ] || fail "the symlink's target was written"
 exit 0

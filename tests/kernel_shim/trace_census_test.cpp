@@ -432,3 +432,29 @@ TEST_F(TraceCensusTest, TraceCpusKeepsOnlyEventsAimedAtTheList)
 }
 
 } /* namespace */
+
+namespace {
+
+/* Events with no target CPU pass --trace-cpus by the CPU that wrote them, not by a field. */
+TEST(TraceFilterTest, EventsWithoutATargetGoByTheirWriter)
+{
+	kshim::TraceFilter f;
+	std::string err;
+	kshim::TraceEvent batch{}, user{}, poke{};
+
+	ASSERT_TRUE(kshim::parseTraceCpus("2-3", 0, &f, &err)) << err;
+	batch.type = kshim::TraceType::TextPokeBatch;
+	batch.cpu = 0;
+	batch.target = kshim::TRACE_BATCH_TAILS;	/* 2: not a CPU */
+	user.type = kshim::TraceType::UserEnter;
+	user.cpu = 3;
+	user.target = 0;				/* the dummy field */
+	poke.type = kshim::TraceType::TextPoke;
+	poke.cpu = 2;
+	poke.target = 1;				/* len */
+	EXPECT_FALSE(kshim::traceEventSelected(batch, f));
+	EXPECT_TRUE(kshim::traceEventSelected(user, f));
+	EXPECT_TRUE(kshim::traceEventSelected(poke, f));
+}
+
+} /* namespace */

@@ -120,6 +120,10 @@ PairStat runPair(const std::string &what, unsigned int iters, const std::functio
 	p.ours = stat(p.oursNs);
 	p.raw = stat(p.rawNs);
 	p.ratio = stat(ratio);
+	if (ratio.empty()) {
+		fmt::print("Summary: {} not measured (interrupted)\n", what);
+		return p;
+	}
 	fmt::print("Summary: {} ours {} ± {}, raw {} ± {}, ratio {:.3f} ± {:.3f} (median ± MAD; "
 		   "mean ratio {:.3f} ± {:.3f})\n", what, fmtNs(p.ours.median), fmtNs(p.ours.mad),
 		   fmtNs(p.raw.median), fmtNs(p.raw.mad), p.ratio.median, p.ratio.mad,
@@ -139,7 +143,8 @@ std::string fmtNs(double ns)
 void addRow(const BenchOptions &o, const std::string &bench, const PairStat &p,
 	    const std::string &goal, bool met)
 {
-	if (!o.rows)
+	/* nothing measured (interrupted before its first iteration): no row */
+	if (!o.rows || p.ours.median <= 0)
 		return;
 	o.rows->push_back(BenchRow{bench, fmtNs(p.ours.median), fmtNs(p.raw.median),
 				   p.ratio.median, goal, met});

@@ -249,7 +249,7 @@ void addDemo(CLI::App &app)
 	d->add_option_function<std::string>("--trace-json", [](const std::string &v) {
 			opts.traceJson = v;
 			opts.traceJsonSet = true;
-		}, "Write the ipi/csd events as Chrome trace-event JSON (Perfetto)");
+		}, "Write the events (trace_event= chooses them) as Chrome trace-event JSON (Perfetto)");
 	d->add_option_function<std::string>("--trace-cpus", [](const std::string &v) {
 			opts.traceCpus = v;
 			opts.traceCpusSet = true;

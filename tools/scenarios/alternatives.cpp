@@ -56,6 +56,7 @@ int runAlternatives(const Common &common, unsigned int repeats)
 		double savingUs = 0;	/* median of the paired differences */
 		double noiseUs = 0;	/* half the interquartile range of those differences */
 		double aloneNs = 0;	/* one call on its own, no text write before it */
+		bool measured = true;	/* false: a stop came before its first pass pair */
 	};
 	std::vector<Row> rows;
 	const std::atomic<bool> *stop = pokelab::stopFlag();
@@ -107,7 +108,7 @@ int runAlternatives(const Common &common, unsigned int repeats)
 		}
 		/* stopped before this flavour's first pass pair: nothing to report for it */
 		if (perSite.empty()) {
-			r.present = false;
+			r.measured = false;
 			rows.push_back(r);
 			continue;
 		}
@@ -136,14 +137,19 @@ int runAlternatives(const Common &common, unsigned int repeats)
 
 	report += fmt::format("sites per pass: {} (own table {} + generated {}), every site "
 			      "restored to the compiler's bytes before each pass; median of {} "
-			      "passes\n\n",
-			      sites, sites - altGeneratedSites(), altGeneratedSites(), repeats);
+			      "passes{}\n\n",
+			      sites, sites - altGeneratedSites(), altGeneratedSites(), repeats,
+			      stop->load() ? " (fewer where interrupted)" : "");
 	report += fmt::format("{:<14}{:>16}{:>16}{:>12}{:>14}{:>16}\n", "sync_core", "1 per site",
 			      "1 per pass", "saving", "per site", "1 call alone");
 	for (const Row &r : rows) {
 		if (!r.present) {
 			report += fmt::format("{:<14}not on this CPU (CPUID.7.0:EDX[14] clear)\n",
 					      r.name);
+			continue;
+		}
+		if (!r.measured) {
+			report += fmt::format("{:<14}not run (interrupted)\n", r.name);
 			continue;
 		}
 		double saving = r.savingUs;
@@ -153,6 +159,12 @@ int runAlternatives(const Common &common, unsigned int repeats)
 				      saving * 1000.0 / (double)sites, r.aloneNs);
 	}
 	report += "\n";
+	if (stop->load()) {
+		fmt::print("{}run alternatives: interrupted after {} pass pairs ({}); no claim table "
+			   "for an incomplete run\n", report, passes, pokelab::stopSignalName());
+		kshim::shutdown();
+		return pokelab::stopExitStatus();
+	}
 
 	auto saving = [&](const char *name) -> std::string {
 		for (const Row &r : rows)
@@ -202,11 +214,6 @@ int runAlternatives(const Common &common, unsigned int repeats)
 			      countsOk && bytesOk && !x.violations ? "PASS" : "FAIL");
 	fmt::print("{}", report);
 	kshim::shutdown();
-	if (stop->load()) {
-		fmt::print("run alternatives: interrupted after {} pass pairs ({} per flavour "
-			   "asked) ({})\n", passes, repeats, pokelab::stopSignalName());
-		return pokelab::stopExitStatus();
-	}
 	return countsOk && bytesOk && !x.violations ? 0 : 1;
 }
 

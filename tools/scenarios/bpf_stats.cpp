@@ -71,6 +71,24 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 	}
 
 	const RefsModeResult &g = m[0], &p = m[1];
+
+	/* interrupted: what each mode ran, and no claim from an incomplete comparison */
+	if (interrupted) {
+		std::string out = header;
+
+		for (const RefsModeResult &x : m) {
+			if (!x.flips) {
+				out += fmt::format("refs={}: not run\n", x.mode);
+				continue;
+			}
+			out += batchLine(x, false) + batchLine(x, true);
+			out += fmt::format("refs={}: {}\n", x.mode, kshim::xmcVerdict(x.xmc));
+		}
+		fmt::print("{}run bpf-stats: interrupted after {} + {} of {} + {} flips ({}); no "
+			   "claim table for an incomplete comparison\n", out, g.flips, p.flips,
+			   flips, flips, pokelab::stopSignalName());
+		return pokelab::stopExitStatus();
+	}
 	auto ratio = [](double a, double b) { return b > 0 ? fmt::format("{:.2f}x", a / b) : "-"; };
 	auto pct = [](double x) { return fmt::format("{:.2f}%", 100 * x); };
 	std::string out = header;
@@ -122,11 +140,6 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 			   g.flips, p.flips, g.violations, p.violations, ok ? "PASS" : "FAIL",
 			   ok ? "" : ": " + why);
 	fmt::print("{}", out);
-	if (interrupted) {
-		fmt::print("run bpf-stats: interrupted after {} + {} of {} + {} flips ({})\n",
-			   g.flips, p.flips, flips, flips, pokelab::stopSignalName());
-		return pokelab::stopExitStatus();
-	}
 	return ok ? 0 : 1;
 }
 

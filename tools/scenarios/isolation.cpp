@@ -470,16 +470,37 @@ int runBoth(const Common &common)
 		fmt::print(stderr, "run isolation: --cpus {}: expected at least 3\n", opts.cpus);
 		return 2;
 	}
-	/* SIGINT/SIGTERM/SIGHUP: each variant stops after three operations (tools/stop.h). */
+	/* the kept traces: checked before anything boots, as every output is */
+	if (!opts.traceDir.empty()) {
+		for (const char *policy : {"off", opts.defer.c_str()}) {
+			std::string file = opts.traceDir + "/trace-" + policy + ".txt";
+
+			if (!kshim::checkWritable(file, &err)) {
+				fmt::print(stderr, "run isolation: --trace-dir: {}\n", err);
+				return 2;
+			}
+		}
+	}
+	/* SIGINT/SIGTERM/SIGHUP: the variant stops after the operation in progress (tools/stop.h). */
 	pokelab::stopOrderly();
 	for (auto [policy, r] : {std::pair{"off", &off}, std::pair{opts.defer.c_str(), &v7}}) {
+		/* an interrupted comparison claims nothing: the second variant is not run */
+		if (pokelab::stopRequested()) {
+			fmt::print("run isolation: ct_defer=off (interrupted): {} sync rounds; the "
+				   "census of its isolated CPUs, by function and by callback:\n{}{}"
+				   "{}\nrun isolation: interrupted ({}) during ct_defer=off; ct_defer={} "
+				   "not run, so no comparison\n", off.syncRounds, off.csdRaw,
+				   off.ipiRaw, off.xmcVerdict, pokelab::stopSignalName(), opts.defer);
+			return pokelab::stopExitStatus();
+		}
 		ret = runVariant(common, policy, r, &err);
 		if (ret) {
 			fmt::print(stderr, "run isolation: {}\n", err);
 			return ret;
 		}
 	}
-	ret = isolationReport(off, v7, IsolationRun{opts.cpus, opts.seconds, opts.syscallMs});
+	ret = isolationReport(off, v7, IsolationRun{opts.cpus, opts.seconds, opts.syscallMs,
+						     pokelab::stopRequested()});
 	if (pokelab::stopRequested()) {
 		fmt::print("run isolation: interrupted ({}): each variant stopped after the "
 			   "operation in progress\n", pokelab::stopSignalName());

@@ -46,6 +46,7 @@ struct IsolationRun {
 	unsigned int cpus;
 	double seconds;
 	unsigned int syscallMs;
+	bool interrupted = false;	/* stopped by a signal: the report claims nothing */
 };
 
 /*

@@ -7,6 +7,8 @@
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <kernel_shim/boot.h>
@@ -55,7 +57,10 @@ void Progress::stage(const std::string &what)
 
 void Progress::step(unsigned long i, unsigned long n)
 {
-	if (quiet_)
+	/* a counter rewritten with \r is for a terminal; a log gets the stage lines only */
+	static const bool tty = isatty(STDERR_FILENO);
+
+	if (quiet_ || !tty)
 		return;
 	fmt::print(stderr, "\r[{}] {}: {}/{}", name_, stage_, i, n);
 	std::fflush(stderr);

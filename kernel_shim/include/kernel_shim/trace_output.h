@@ -87,7 +87,8 @@ bool parseTraceCpus(const std::string &list, unsigned int nrCpus, TraceFilter *f
 /*
  * Does @e pass @f? ipi_send_cpu / csd_queue_cpu: cpu= in the list;
  * csd_function_*: the CPU running it; ipi_send_cpumask: the mask intersects
- * the list (as trace-cmd's -f "cpumask & CPUS{...}").
+ * the list (as trace-cmd's -f "cpumask & CPUS{...}"); the events with no
+ * target CPU (context_tracking's, pokelab's): the CPU that wrote them.
  */
 bool traceEventSelected(const TraceEvent &e, const TraceFilter &f);
 
