@@ -82,8 +82,13 @@ struct alignas(SMP_CACHE_BYTES) TraceRing {
 	char comm[16] = "";
 };
 
-std::unique_ptr<TraceRing> rings[NR_CPUS];
-std::vector<std::unique_ptr<TraceRing>> retired;
+/*
+ * A late writer of an earlier session may still load its CPU's pointer:
+ * rings are published with a release store and never freed (a ring of the
+ * wrong size is retired, not freed), so it sees the old ring or the new one.
+ */
+std::atomic<TraceRing *> rings[NR_CPUS];
+std::vector<std::unique_ptr<TraceRing>> owned;
 unsigned int traceNrCpus;
 
 thread_local u32 tlsTid __attribute__((tls_model("initial-exec")));
@@ -229,7 +234,7 @@ const std::vector<TraceEventInfo> &traceEventTypes()
 	return eventTypes;
 }
 
-int traceStart(size_t eventsPerCpu, std::string *err)
+int traceStart(size_t eventsPerCpu, std::string *err, u32 events)
 {
 	unsigned int n = nr_cpu_ids;
 
@@ -252,16 +257,14 @@ int traceStart(size_t eventsPerCpu, std::string *err)
 	}
 
 	for (unsigned int cpu = 0; cpu < n; cpu++) {
-		std::unique_ptr<TraceRing> &r = rings[cpu];
+		TraceRing *r = rings[cpu].load(std::memory_order_relaxed);
 
-		if (r && r->size != eventsPerCpu)
-			retired.push_back(std::move(r));
-		if (!r) {
-			r = std::make_unique<TraceRing>();
+		if (!r || r->size != eventsPerCpu) {
+			auto fresh = std::make_unique<TraceRing>();
+
 			/* zeroed, so no slot carries a live commit tag */
-			r->ev.reset(new (std::nothrow) TraceEvent[eventsPerCpu]());
-			if (!r->ev) {
-				r.reset();
+			fresh->ev.reset(new (std::nothrow) TraceEvent[eventsPerCpu]());
+			if (!fresh->ev) {
 				if (err)
 					*err = fmt::format("trace_buf_size={}: cannot allocate {} "
 							   "bytes of trace ring for CPU {}",
@@ -269,7 +272,10 @@ int traceStart(size_t eventsPerCpu, std::string *err)
 							   eventsPerCpu * sizeof(TraceEvent), cpu);
 				return -ENOMEM;
 			}
-			r->size = eventsPerCpu;
+			fresh->size = eventsPerCpu;
+			r = fresh.get();
+			owned.push_back(std::move(fresh));
+			rings[cpu].store(r, std::memory_order_release);
 		}
 		/* What an earlier session left unread is discarded, not reported. */
 		r->tail.store(r->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -285,7 +291,7 @@ int traceStart(size_t eventsPerCpu, std::string *err)
 	}
 	traceNrCpus = n;
 	/* Everything above is visible to a writer that sees its event enabled. */
-	traceEnabled.store(eventsWanted, std::memory_order_release);
+	traceEnabled.store(events ? events : eventsWanted, std::memory_order_release);
 	return 0;
 }
 
@@ -296,7 +302,9 @@ void traceStop() noexcept
 
 size_t traceRingSize() noexcept
 {
-	return rings[0] ? rings[0]->size : 0;
+	TraceRing *r = rings[0].load(std::memory_order_acquire);
+
+	return r ? r->size : 0;
 }
 
 void traceRecord(TraceType type, int target, unsigned long callsite, unsigned long fn,
@@ -310,7 +318,8 @@ void traceRecord(TraceType type, int target, unsigned long callsite, unsigned lo
 	if (cpu < 0 || !(traceEnabled.load(std::memory_order_acquire) & traceBit(type)) ||
 	    (unsigned int)cpu >= traceNrCpus)
 		return;
-	r = rings[cpu].get();
+	/* pairs with the release in traceStart(): the ring is set up */
+	r = rings[cpu].load(std::memory_order_acquire);
 	pos = r->head.load(std::memory_order_relaxed);
 	do {
 		/* Pairs with the release of tail in traceDrainCpu(): that slot is read out. */
@@ -345,29 +354,43 @@ void traceRecord(TraceType type, int target, unsigned long callsite, unsigned lo
 	__atomic_store_n(&e.seq, (u64)pos + 1, __ATOMIC_RELEASE);
 }
 
-bool traceDrainCpu(unsigned int cpu, std::vector<TraceEvent> &out)
+bool traceDrainCpu(unsigned int cpu, std::vector<TraceEvent> &out, bool final)
 {
-	TraceRing *r = cpu < traceNrCpus ? rings[cpu].get() : nullptr;
-	unsigned long t, h, d;
+	TraceRing *r = cpu < traceNrCpus ? rings[cpu].load(std::memory_order_acquire) : nullptr;
+	unsigned long t, h, d, gaps = 0;
 
 	if (!r)
 		return false;
+	/*
+	 * Drops first: a drop needs a full ring, so those counted here came
+	 * after every event reserved before the head read below, and before
+	 * every event reserved after it. The Lost mark goes after what this
+	 * drain reads.
+	 */
+	d = r->dropped.load(std::memory_order_relaxed);
 	t = r->tail.load(std::memory_order_relaxed);
 	h = r->head.load(std::memory_order_acquire);
 	for (; t != h; t++) {
 		const TraceEvent &e = r->ev[t % r->size];
 
-		if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != (u64)t + 1)
+		if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != (u64)t + 1) {
+			/* tracing is off and the CPUs quiet: a slot never committed is lost */
+			if (final) {
+				gaps++;
+				continue;
+			}
 			break;
+		}
 		out.push_back(e);
 		r->lastTs = std::max(r->lastTs, e.ts);
 		r->written++;
 	}
 	/* The copies are done: the writers may reuse these slots. */
 	r->tail.store(t, std::memory_order_release);
+	if (gaps)
+		r->dropped.fetch_add(gaps, std::memory_order_relaxed);
+	d += gaps;
 
-	/* Drops since the last drain happened after what was read: mark them here. */
-	d = r->dropped.load(std::memory_order_relaxed);
 	if (d != r->droppedRead) {
 		TraceEvent lost{};
 
@@ -386,7 +409,7 @@ std::vector<TraceCpu> traceCpus()
 	std::vector<TraceCpu> v;
 
 	for (unsigned int cpu = 0; cpu < traceNrCpus; cpu++) {
-		TraceRing *r = rings[cpu].get();
+		TraceRing *r = rings[cpu].load(std::memory_order_acquire);
 		TraceCpu tc;
 
 		tc.cpu = cpu;
@@ -404,10 +427,9 @@ TraceSnapshot traceSnapshot()
 
 	s.nrCpuIds = traceNrCpus;
 	for (unsigned int cpu = 0; cpu < traceNrCpus; cpu++)
-		traceDrainCpu(cpu, s.events);
+		traceDrainCpu(cpu, s.events, true);
 	s.cpus = traceCpus();
-	std::stable_sort(s.events.begin(), s.events.end(),
-			 [](const TraceEvent &a, const TraceEvent &b) { return a.ts < b.ts; });
+	std::stable_sort(s.events.begin(), s.events.end(), traceBefore);
 	return s;
 }
 

@@ -50,6 +50,9 @@ constexpr unsigned int kTypeTimeExtend = 30;
 constexpr unsigned int kTsBits = 27;
 constexpr unsigned int kEventIdBase = 1000;
 
+/* The largest payload (ipi_send_cpumask of NR_CPUS bits) fits a small record (type_len <= 28). */
+static_assert(32 + (NR_CPUS + 63) / 64 * 8 <= 28 * 4, "a payload needs type_len 0 records");
+
 /* The kernel's trace_entry flags (include/linux/trace_events.h) */
 constexpr u8 kFlagIrqsOff = 0x01;
 constexpr u8 kFlagHardirq = 0x08;

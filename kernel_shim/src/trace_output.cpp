@@ -683,8 +683,8 @@ bool OutputFile::commit(std::string *err)
 			tmp_ = name;
 			named_ = true;
 		} else if (errno != EEXIST || tries == 100) {
-			errno_ = errno;
-			ok = false;
+			/* no /proc to link through: copy the data into a fresh named file */
+			ok = copyToFresh();
 		}
 	}
 	if (fd_ >= 0 && close(fd_) && ok)
@@ -703,6 +703,40 @@ bool OutputFile::commit(std::string *err)
 		unlink(tmp_.c_str());
 	named_ = false;
 	tmp_.clear();
+	return ok;
+}
+
+bool OutputFile::copyToFresh()
+{
+	static char buf[1 << 16];
+	int to = createFresh(path_, &tmp_);
+	bool ok = to >= 0 && lseek(fd_, 0, SEEK_SET) == 0;
+
+	while (ok) {
+		ssize_t r = read(fd_, buf, sizeof(buf));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			ok = r == 0;
+			break;
+		}
+		for (ssize_t done = 0; ok && done < r;) {
+			ssize_t w = ::write(to, buf + done, r - done);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			ok = w > 0;
+			done += ok ? w : 0;
+		}
+	}
+	ok = ok && !fsync(to);
+	if (!ok)
+		errno_ = errno ? errno : EIO;
+	if (to >= 0) {
+		close(to);
+		named_ = true;	/* removed by commit() if !ok */
+	}
 	return ok;
 }
 

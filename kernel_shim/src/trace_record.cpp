@@ -13,7 +13,10 @@
  *
  * if a round finds no slot reserved and uncommitted (everything up to head
  * was read), any later event of CPU n reserves after that read of head,
- * so reads the clock after now_k: CPU n's bound is now_k. A CPU with a
+ * so reads the clock after now_k: CPU n's bound is now_k. Both clock reads
+ * are ordered against the loads around them: the writer's reserve is a
+ * locked CAS and the vDSO reads the TSC behind an LFENCE; the recorder
+ * puts an LFENCE after its clock read, so the head load cannot pass it. A CPU with a
  * slot still being written keeps the bound of its last clean round. W is
  * the least bound over the CPUs. The thread is not a CPU: it has no
  * tlsCpu, takes no IPIs and, like every thread, has the stop signals
@@ -22,6 +25,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <system_error>
 #include <thread>
@@ -39,6 +45,8 @@ namespace {
 struct Recorder {
 	std::thread thread;
 	std::atomic<bool> stop{false};
+	std::mutex lock;		/* for the wake-up on stop only */
+	std::condition_variable wake;
 	std::vector<TraceSink *> sinks;
 	unsigned long intervalNs = 1000000;
 	unsigned int nrCpus = 0;
@@ -56,9 +64,11 @@ void recorderRound(bool all)
 	u64 now = clockNs();
 	u64 w = ~0ULL;
 
+	/* no load below starts before the TSC read above */
+	__builtin_ia32_lfence();
 	rec.batch.clear();
 	for (unsigned int cpu = 0; cpu < rec.nrCpus; cpu++) {
-		if (!traceDrainCpu(cpu, rec.batch))
+		if (!traceDrainCpu(cpu, rec.batch, all))
 			rec.bound[cpu] = now;
 		w = std::min(w, rec.bound[cpu]);
 	}
@@ -66,15 +76,12 @@ void recorderRound(bool all)
 		w = ~0ULL;
 	if (!rec.batch.empty()) {
 		/* per CPU in ring order; stable, so a CPU's Lost mark stays after its events */
-		std::stable_sort(rec.batch.begin(), rec.batch.end(),
-				 [](const TraceEvent &a, const TraceEvent &b) { return a.ts < b.ts; });
+		std::stable_sort(rec.batch.begin(), rec.batch.end(), traceBefore);
 		size_t old = rec.staged.size();
 
 		rec.staged.insert(rec.staged.end(), rec.batch.begin(), rec.batch.end());
 		std::inplace_merge(rec.staged.begin(), rec.staged.begin() + old, rec.staged.end(),
-				   [](const TraceEvent &a, const TraceEvent &b) {
-					   return a.ts < b.ts;
-				   });
+				   traceBefore);
 	}
 	size_t n = 0;
 
@@ -90,14 +97,17 @@ void recorderRound(bool all)
 
 void recorderThread()
 {
-	u64 next = clockNs();
+	std::unique_lock<std::mutex> l(rec.lock);
 
 	while (!rec.stop.load(std::memory_order_acquire)) {
-		next += rec.intervalNs;
-		sleepUntilNs(next);
-		/* a slow round (a big write) does not make the next ones pile up */
-		next = std::max(next, clockNs());
+		/* a stop cuts the wait short: the final round runs at once */
+		rec.wake.wait_for(l, std::chrono::nanoseconds(rec.intervalNs),
+				  [] { return rec.stop.load(std::memory_order_acquire); });
+		if (rec.stop.load(std::memory_order_acquire))
+			break;
+		l.unlock();
 		recorderRound(false);
+		l.lock();
 	}
 }
 
@@ -132,7 +142,12 @@ int traceRecorderStart(const std::vector<TraceSink *> &sinks, unsigned long inte
 std::vector<TraceCpu> traceRecorderStop()
 {
 	BUG_ON(!rec.running);
-	rec.stop.store(true, std::memory_order_release);
+	{
+		std::lock_guard<std::mutex> l(rec.lock);
+
+		rec.stop.store(true, std::memory_order_release);
+	}
+	rec.wake.notify_one();
 	rec.thread.join();
 	rec.running = false;
 	/* tracing is off and the CPUs are quiet: the rest goes out in order */

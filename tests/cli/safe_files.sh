@@ -19,6 +19,19 @@ ln -s "$dir/victim" "$dir/l.txt"
 "$pokelab" demo --cpus 2 --flips 2 --trace "$dir/l.txt" >"$dir/out" 2>&1 && fail "a symlink target was accepted"
 [ "$(cat "$dir/victim")" = keep ] || fail "the symlink's target was written"
 
+# A symlink planted at the output's name during the run is not replaced either.
+"$pokelab" demo --cpus 2 --flips 100000 --trace "$dir/late.txt" >"$dir/late.out" 2>&1 &
+pid=$!
+while kill -0 $pid 2>/dev/null && ! grep -qs took "$dir/late.out"; do sleep 0.05; done
+ln -s "$dir/victim" "$dir/late.txt"
+kill -INT $pid
+wait $pid
+[ -L "$dir/late.txt" ] || fail "a symlink planted during the run was replaced"
+[ "$(cat "$dir/victim")" = keep ] || fail "the late symlink's target was written"
+grep -q "late.txt' exists and is not a regular file" "$dir/late.out" ||
+	fail "the refused output was not reported"
+rm "$dir/late.txt" "$dir/late.out"
+
 # A 254-byte name (NAME_MAX is 255) is written: the temporary name must fit too.
 long=$(printf 'a%.0s' $(seq 250)).txt
 "$pokelab" demo --cpus 2 --flips 2 --trace "$dir/$long" >"$dir/out" 2>&1 || fail "a 254-byte name failed"

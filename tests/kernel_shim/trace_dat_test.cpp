@@ -201,4 +201,24 @@ TEST_F(TraceDatTest, TraceCmdPrintsExactlyTheText)
 	EXPECT_NE(report(dir_ + "/u.dat", &ok), text);
 }
 
+/* A drop on a page that then fills: the stored count needs its 8 bytes of room. */
+TEST_F(TraceDatTest, ALostCountFitsOnAFullPage)
+{
+	std::string err;
+	std::vector<TraceEvent> v;
+	u64 ts = 7000ULL * 1000000000ULL;
+	bool ok;
+
+	v.push_back(ev(TraceType::CtIdleEnter, 0, ts));
+	v.push_back(ev(TraceType::Lost, 0, ts, 5));
+	for (unsigned int i = 0; i < 600; i++)
+		v.push_back(ev(TraceType::CtIdleEnter, 0, ts += 3));
+	ASSERT_TRUE(writeBoth(v, dir_ + "/t.dat", dir_ + "/t.txt", &err)) << err;
+	std::string r = report(dir_ + "/t.dat", &ok);
+
+	ASSERT_TRUE(ok) << r;
+	EXPECT_EQ(r, readFile(dir_ + "/t.txt"));
+	EXPECT_NE(r.find("CPU:0 [5 EVENTS DROPPED]"), std::string::npos);
+}
+
 } /* namespace */

@@ -111,14 +111,15 @@ extern std::atomic<u32> traceEnabled;
 /*
  * Start recording on every CPU of the booted machine, with rings of
  * @eventsPerCpu events (0: the trace_buf_size= boot parameter's, in bytes
- * per CPU as the kernel's, default 1441792), the events trace_event= names.
+ * per CPU as the kernel's, default 1441792), the events @events names
+ * (traceBit()s; 0: those trace_event= names).
  * Rings are allocated here, before the events go on, and reused by later
  * sessions; each session starts empty with zeroed counters. Task context,
  * from the booting thread (CPU 0), tracing off. Not async-signal-safe.
  * Returns 0, or -ENOMEM (tracing stays off) with a line in *@err when the
  * rings would take more than half the RAM or cannot be allocated.
  */
-int traceStart(size_t eventsPerCpu = 0, std::string *err = nullptr);
+int traceStart(size_t eventsPerCpu = 0, std::string *err = nullptr, u32 events = 0);
 
 /* Stop recording: clear the mask. Events being written finish or are skipped. */
 void traceStop() noexcept;
@@ -158,10 +159,22 @@ TraceSnapshot traceSnapshot();
  * Drain CPU @cpu's ring: append every committed event in ring order to
  * @out (then a Lost mark if events were dropped since the last drain) and
  * free their slots for the writers. Returns true when a reserved slot is
- * still being written (the drain stopped before it). One reader at a time
- * (the recorder thread, or traceSnapshot()). Not async-signal-safe.
+ * still being written (the drain stopped before it). @final (tracing off,
+ * the CPUs quiet): a slot never committed is counted as dropped and
+ * skipped instead. One reader at a time (the recorder thread, or
+ * traceSnapshot()). Not async-signal-safe.
  */
-bool traceDrainCpu(unsigned int cpu, std::vector<TraceEvent> &out);
+bool traceDrainCpu(unsigned int cpu, std::vector<TraceEvent> &out, bool final = false);
+
+/*
+ * The order events go out in: by timestamp, then by CPU (as trace-cmd
+ * report breaks a tie); use with a stable sort so that a CPU's events keep
+ * their ring order and its Lost mark stays after them.
+ */
+static inline bool traceBefore(const TraceEvent &a, const TraceEvent &b)
+{
+	return a.ts != b.ts ? a.ts < b.ts : a.cpu < b.cpu;
+}
 
 /* The session's per-CPU identity and counters so far. Task context. */
 std::vector<TraceCpu> traceCpus();

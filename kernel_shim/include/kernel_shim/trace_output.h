@@ -54,6 +54,8 @@ public:
 	const std::string &path() const { return path_; }
 
 private:
+	bool copyToFresh();
+
 	int fd_ = -1;
 	bool named_ = false;	/* the fallback: tmp_ has a name */
 	int errno_ = 0;		/* the first failed write's */
