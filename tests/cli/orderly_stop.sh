@@ -48,6 +48,23 @@ if command -v trace-cmd >/dev/null; then
 	grep -q 'phase=done' "$dir/s.report" || fail "demo-dat: no batch completed in the trace"
 	tail -1 "$dir/s.report" | grep -q 'phase=done' ||
 		fail "demo-dat: the trace does not end with a completed batch"
+	# two signals back to back: whichever way they land, exit 130, and each
+	# output is absent or complete, with no temporary file left behind
+	mkdir "$dir/two"
+	"$pokelab" demo --cpus 2 --flips 100000 --trace "$dir/two/t.dat" --trace "$dir/two/t.txt" \
+		>"$dir/two.out" 2>&1 &
+	pid=$!
+	wait_for "$dir/two.out" took $pid
+	kill -INT $pid
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	[ $rc -eq 130 ] || fail "two signals: exit status $rc, expected 130"
+	[ -z "$(ls -A "$dir/two" | grep -v -x -e t.dat -e t.txt)" ] ||
+		fail "two signals: left behind: $(ls -A "$dir/two")"
+	if [ -e "$dir/two/t.dat" ]; then
+		trace-cmd report "$dir/two/t.dat" >/dev/null 2>&1 || fail "two signals: t.dat unreadable"
+	fi
 else
 	fail "trace-cmd not found: run tools/install-deps.sh"
 fi
