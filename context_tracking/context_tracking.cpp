@@ -17,6 +17,7 @@
 #include <string>
 
 #include <asm/sync_core.h>
+#include <asm/tlbflush.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/busted.h>
 #include <kernel_shim/clock.h>
@@ -409,6 +410,8 @@ const char *ct_defer_policy_name(enum ct_defer_policy p)
 		return "v5";
 	case CT_DEFER_CATCHUP:
 		return "catchup";
+	case CT_DEFER_V7_TLBI:
+		return "v7-tlbi";
 	}
 	return "?";
 }
@@ -443,6 +446,7 @@ int setCtDefer(const char *val, std::string &err)
 		{"v7", CT_DEFER_V7},
 		{"v5", CT_DEFER_V5},
 		{"catchup", CT_DEFER_CATCHUP},
+		{"v7-tlbi", CT_DEFER_V7_TLBI},
 	};
 
 	for (const auto &n : names) {
@@ -453,7 +457,7 @@ int setCtDefer(const char *val, std::string &err)
 		}
 	}
 	err = std::string("pokelab.ct_defer=") + (val ? val : "") +
-	      ": expected pokelab.ct_defer=off, v7, v5 or catchup";
+	      ": expected pokelab.ct_defer=off, v7, v7-tlbi, v5 or catchup";
 	return -EINVAL;
 }
 
@@ -477,7 +481,7 @@ kshim::BootParamRegistrar ctDeferParam({
 		policyGiven = false;
 		policyParam = CT_DEFER_OFF;
 	},
-	"pokelab.ct_defer=off|v7|v5|catchup",
+	"pokelab.ct_defer=off|v7|v7-tlbi|v5|catchup",
 });
 
 kshim::BootParamRegistrar ctTortureParam({
@@ -525,6 +529,8 @@ int contextTrackingInit(std::string &)
 	if (!cpumask_empty(nohz) || policyGiven)
 		kshim::setMachineAttr("ct_defer", ct_defer_policy_name(ct_defer_policy));
 	kshim::xmcSetSyncPending(ctDeferredSyncPending);
+	/* v7 28-31 (CONFIG_COALESCE_TLBI): kernel TLB flushes skip CPUs in user mode */
+	kshim::tlbSetCoalesce(ct_defer_policy == CT_DEFER_V7_TLBI);
 	return 0;
 }
 

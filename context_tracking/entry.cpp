@@ -27,8 +27,12 @@
 #include <ctime>
 #include <string>
 
+#include <asm/barrier.h>
 #include <asm/processor.h>
+#include <asm/tlbflush.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/busted.h>
+#include <kernel_shim/torture.h>
 #include <kernel_shim/trace.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/sched.h>
@@ -48,10 +52,56 @@ DEFINE_PER_CPU(bool, irq_from_user);
 
 } /* namespace */
 
+void (*pokelab::entryCr3Hook)(unsigned int cpu);
+
+/*
+ * userspace: the C stand-in for the entry stub's SWITCH_TO_KERNEL_CR3 with
+ * v7 28-31 (CONFIG_COALESCE_TLBI), first thing on an entry from user mode:
+ * the signal, then the kernel TLB flush, in the order the v7 30/31 review
+ * settled on (arch/x86/entry/calling.h, RFC). The flusher's side is
+ * flush_tlb_kernel_cond() in kernel_shim/src/tlb.cpp.
+ *
+ *	CPU n (entry)				flusher
+ *	kernel_cr3_loaded = 1			change page tables
+ *	smp_mb()				smp_mb()
+ *	flush (reads the tables)		read kernel_cr3_loaded[n]
+ *
+ * v7 itself flushed first and stored after: a flusher that reads 0 in
+ * between skips a CPU already past its flush (pokelab.busted=cr3-loaded-late).
+ */
+static __always_inline void switch_to_kernel_cr3(void)
+{
+	if (!kshim::tlbCoalesce())
+		return;
+	if (BUSTED(CR3_LOADED_LATE)) {
+		kshim::tlbFlushLocal();
+		if (pokelab::entryCr3Hook)
+			pokelab::entryCr3Hook(smp_processor_id());
+		torture_delay(kshim::TortureDelay::EntryCr3Window);
+		this_cpu_write(kernel_cr3_loaded, 1);
+		return;
+	}
+	this_cpu_write(kernel_cr3_loaded, 1);
+	/* pairs with the smp_mb() in flush_tlb_kernel_range() */
+	smp_mb();
+	if (pokelab::entryCr3Hook)
+		pokelab::entryCr3Hook(smp_processor_id());
+	torture_delay(kshim::TortureDelay::EntryCr3Window);
+	kshim::tlbFlushLocal();
+}
+
+/* userspace: SWITCH_TO_USER_CR3's half of v7 28-31: the 1 -> 0 edge costs a spurious IPI only */
+static __always_inline void switch_to_user_cr3(void)
+{
+	if (kshim::tlbCoalesce())
+		this_cpu_write(kernel_cr3_loaded, 0);
+}
+
 /* Port of enter_from_user_mode(), include/linux/entry-common.h */
 noinstr void enter_from_user_mode(struct pt_regs *regs)
 {
 	(void)regs;
+	switch_to_kernel_cr3();	/* userspace: the entry stub's, before any C */
 	lockdep_assert_irqs_disabled();
 	WRITE_ONCE(*this_cpu_ptr(&in_user_mode), false);
 	WARN_ON_ONCE(__ct_state() != CT_STATE_USER);
@@ -72,6 +122,7 @@ noinstr void exit_to_user_mode(void)
 	/* user_enter_irqoff() */
 	__ct_user_enter(CT_STATE_USER);
 	WRITE_ONCE(*this_cpu_ptr(&in_user_mode), true);
+	switch_to_user_cr3();	/* userspace: the exit stub's, after every C */
 }
 
 /* The user-mode and idle branches of irqentry_enter(), kernel/entry/common.c */

@@ -431,10 +431,12 @@ std::string formatBpfStats(const BpfStatsResult &r)
 	else
 		s += fmt::format("check: stale calls: no CPU ran the sites (every CPU but 0 is "
 				 "nohz_full, or the hot loops died) -> NOTHING CHECKED\n");
-	s += fmt::format("check: sync rounds: {} in {} batches ({} flip batches{}), {} -> {}\n",
-			 r.syncRounds, r.batches, r.syncRoundsPerBatch.size(),
+	s += fmt::format("check: sync rounds: {} in {} batches{}, {} -> {}\n",
+			 r.syncRounds, r.batches,
 			 r.batches > r.syncRoundsPerBatch.size()
-				 ? " and the one that turned the key back off" : "",
+				 ? fmt::format(" ({} flip batches and the one that turned the key "
+					       "back off)", r.syncRoundsPerBatch.size())
+				 : std::string(),
 			 r.syncRoundsOk() ? "3 each" : "not 3 each",
 			 r.syncRoundsOk() ? "PASS" : "FAIL");
 	s += fmt::format("check: {}\n", kshim::xmcVerdict(r.xmc));

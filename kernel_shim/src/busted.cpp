@@ -37,6 +37,8 @@ const BustedVariant variants[] = {
 	 "smp_text_poke_batch_finish()'s phase 2 writes one byte past each site's tail", false},
 	{POKELAB_BUSTED_CALL_AS_JMP, "call-as-jmp",
 	 "smp_text_poke_int3_handler() emulates a CALL site as a JMP (no return address)", false},
+	{POKELAB_BUSTED_CR3_LOADED_LATE, "cr3-loaded-late",
+	 "kernel entry flushes the kernel TLB before setting kernel_cr3_loaded (v7 30/31)", true},
 };
 
 enum pokelab_busted param;

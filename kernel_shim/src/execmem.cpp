@@ -132,6 +132,7 @@ void execmem_free(void *ptr)
 	if (!ptr)
 		return;
 	BUG_ON(munmap(ptr, kPage));
+	kshim::tlbKernelRangeChanged((unsigned long)ptr, (unsigned long)ptr + kPage);	/* MODEL */
 	{
 		std::lock_guard<std::mutex> lk(lock);
 		auto it = pageOffset.find((unsigned long)ptr);
@@ -150,6 +151,7 @@ void execmem_free(void *ptr)
 int set_memory_rox(unsigned long addr, int numpages)
 {
 	BUG_ON(mprotect((void *)addr, numpages * kPage, PROT_READ | PROT_EXEC));
+	kshim::tlbKernelRangeChanged(addr, addr + numpages * kPage);	/* MODEL */
 	/* userspace: cpa_flush() of a few pages; the scenario counts flush_tlb_all() */
 	flush_tlb_all();
 	return 0;

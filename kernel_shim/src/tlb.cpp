@@ -1,51 +1,142 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Kernel-range TLB flushes (asm/tlbflush.h).
+ * Kernel-range TLB flushes (asm/tlbflush.h), v7 28-31's gate on
+ * kernel_cr3_loaded, and the model of a kernel TLB that checks them.
+ *
+ * MODEL: the page-table changes of kernel ranges are kept in a ring of
+ * records, each with its generation, the CPUs that ran a range flush for
+ * it and whether its flush_tlb_kernel_range() returned. A CPU's kernel TLB
+ * is the generation of its last full flush. One writer at a time adds
+ * records (a lock, task context); the flush handlers and tlbTouch() read
+ * them without one, as a seqcount: a record's generation is 0 while it is
+ * refilled, and a reader that finds it changed after reading the fields
+ * ignores what it read. A CPU that has not flushed for 256 changes is no
+ * longer checked against the oldest of them.
  */
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 
+#include <asm/barrier.h>
 #include <asm/tlbflush.h>
+#include <kernel_shim/xmc.h>
 #include <linux/bug.h>
+#include <linux/cpumask.h>
+#include <linux/sched/isolation.h>
 #include <linux/smp.h>
 #include <linux/threads.h>
 
+DEFINE_PER_CPU(int, kernel_cr3_loaded);
+
 namespace {
+
 std::atomic<unsigned long> flushAllRuns[NR_CPUS];
 std::atomic<unsigned long> rangeFlushRuns[NR_CPUS];
+bool coalesce;
+
+constexpr unsigned int kChanges = 256;
+constexpr unsigned int kWords = NR_CPUS / (8 * sizeof(unsigned long));
+
+struct Change {
+	std::atomic<u64> gen{0};		/* 0: being filled or never used */
+	std::atomic<unsigned long> start{0}, end{0};	/* relaxed: the seqcount orders them */
+	std::atomic<unsigned long> covered[kWords];	/* CPUs that ran a range flush for it */
+	std::atomic<unsigned long> reported[kWords];	/* CPUs reported stale on it */
+	std::atomic<bool> returned{false};	/* its flush returned */
+};
+
+Change changes[kChanges];
+std::mutex changeLock;
+/* The page tables' generation: bumped by each change (the "page-table update"). */
+std::atomic<u64> ptGen{0};
+/* Per CPU: ptGen as of its last full flush. */
+std::atomic<u64> fullGen[NR_CPUS];
+std::atomic<unsigned long> nrTouches;
+
+bool overlaps(const Change &c, unsigned long start, unsigned long end)
+{
+	return c.start.load(std::memory_order_relaxed) < end &&
+	       start < c.end.load(std::memory_order_relaxed);
+}
+
+/* The flush of [@start, @end) as of generation @upTo returned: its changes are done. */
+void flushReturned(unsigned long start, unsigned long end, u64 upTo)
+{
+	for (Change &c : changes) {
+		u64 g = c.gen.load(std::memory_order_acquire);
+
+		if (g && g <= upTo && overlaps(c, start, end))
+			c.returned.store(true, std::memory_order_release);
+	}
+}
+
+/* v7 28-31: IPI a CPU only if it is housekeeping or runs with the kernel CR3. */
+bool flush_tlb_kernel_cond(int cpu, void *info)
+{
+	(void)info;
+	/*
+	 * Pairs with the smp_mb() between the entering CPU's store of
+	 * kernel_cr3_loaded and its flush (switch_to_kernel_cr3()): the
+	 * caller's smp_mb() orders its page-table change before this load.
+	 */
+	return housekeeping_cpu(cpu, HK_TYPE_KERNEL_NOISE) ||
+	       READ_ONCE(*per_cpu_ptr(&kernel_cr3_loaded, cpu));
+}
+
 } /* namespace */
 
-/* Port of do_flush_tlb_all(), arch/x86/mm/tlb.c (the count stands in for __flush_tlb_all()) */
+/* Port of do_flush_tlb_all(), arch/x86/mm/tlb.c (counted; __flush_tlb_all() is the model's) */
 extern "C" void do_flush_tlb_all(void *info)
 {
 	(void)info;
 	flushAllRuns[smp_processor_id()].fetch_add(1, std::memory_order_relaxed);
+	kshim::tlbFlushLocal();
 }
 
 /* Port of do_kernel_range_flush(), arch/x86/mm/tlb.c (counted, see asm/tlbflush.h) */
 extern "C" void do_kernel_range_flush(void *info)
 {
 	struct flush_tlb_info *f = (struct flush_tlb_info *)info;
+	int cpu = smp_processor_id();
 
 	/* userspace: one flush_tlb_one_kernel() per page, counted once per call */
 	BUG_ON(f->end <= f->start);
-	rangeFlushRuns[smp_processor_id()].fetch_add(1, std::memory_order_relaxed);
+	rangeFlushRuns[cpu].fetch_add(1, std::memory_order_relaxed);
+	/* MODEL: this CPU holds no translation of the range older than the caller's change */
+	for (Change &c : changes) {
+		u64 g = c.gen.load(std::memory_order_acquire);
+
+		if (g && g <= f->gen && overlaps(c, f->start, f->end))
+			c.covered[cpu / BITS_PER_LONG].fetch_or(1UL << (cpu % BITS_PER_LONG),
+								std::memory_order_release);
+	}
 }
 
 /* Port of flush_tlb_all(), arch/x86/mm/tlb.c */
 void flush_tlb_all(void)
 {
+	u64 g = ptGen.load(std::memory_order_seq_cst);
+
 	on_each_cpu(do_flush_tlb_all, NULL, 1);
+	flushReturned(0, ~0UL, g);	/* userspace: the model */
 }
 
-/* Port of flush_tlb_kernel_range(), arch/x86/mm/tlb.c */
+/* Port of flush_tlb_kernel_range(), arch/x86/mm/tlb.c, with v7 30/31's gate */
 void flush_tlb_kernel_range(unsigned long start, unsigned long end)
 {
-	struct flush_tlb_info info = {start, end};
+	struct flush_tlb_info info = {start, end, ptGen.load(std::memory_order_seq_cst)};
+	smp_call_func_t fn = (end - start) >> 12 > tlb_single_page_flush_ceiling
+				     ? do_flush_tlb_all
+				     : do_kernel_range_flush;
 
-	if ((end - start) >> 12 > tlb_single_page_flush_ceiling)
-		on_each_cpu(do_flush_tlb_all, NULL, 1);
-	else
-		on_each_cpu(do_kernel_range_flush, &info, 1);
+	if (coalesce) {
+		/* the page-table change before the reads of kernel_cr3_loaded */
+		smp_mb();
+		on_each_cpu_cond(flush_tlb_kernel_cond, fn, &info, 1);
+	} else {
+		on_each_cpu(fn, &info, 1);
+	}
+	flushReturned(start, end, info.gen);	/* userspace: the model */
 }
 
 namespace kshim {
@@ -58,6 +149,92 @@ unsigned long tlbFlushAllRuns(int cpu) noexcept
 unsigned long tlbRangeFlushRuns(int cpu) noexcept
 {
 	return rangeFlushRuns[cpu].load(std::memory_order_relaxed);
+}
+
+void tlbSetCoalesce(bool on) noexcept
+{
+	coalesce = on;
+	/* every CPU starts in the kernel, on the kernel CR3, its TLB current */
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		*per_cpu_ptr(&kernel_cr3_loaded, cpu) = 1;
+		fullGen[cpu].store(ptGen.load());
+	}
+}
+
+bool tlbCoalesce() noexcept
+{
+	return coalesce;
+}
+
+void tlbKernelRangeChanged(unsigned long start, unsigned long end)
+{
+	std::lock_guard<std::mutex> lk(changeLock);
+	u64 g = ptGen.load(std::memory_order_relaxed) + 1;
+	Change &c = changes[g % kChanges];
+
+	c.gen.store(0, std::memory_order_relaxed);
+	/* pairs with the acquire fence in tlbTouch(): gen reads 0 before the fields change */
+	std::atomic_thread_fence(std::memory_order_release);
+	c.start.store(start, std::memory_order_relaxed);
+	c.end.store(end, std::memory_order_relaxed);
+	for (unsigned int w = 0; w < kWords; w++) {
+		c.covered[w].store(0, std::memory_order_relaxed);
+		c.reported[w].store(0, std::memory_order_relaxed);
+	}
+	c.returned.store(false, std::memory_order_relaxed);
+	c.gen.store(g, std::memory_order_release);
+	/* the page-table update: a full barrier, as the set_pte() and its flush need */
+	ptGen.store(g, std::memory_order_seq_cst);
+}
+
+void tlbFlushLocal() noexcept
+{
+	int cpu = smp_processor_id();
+
+	if (cpu >= 0)
+		fullGen[cpu].store(ptGen.load(std::memory_order_seq_cst), std::memory_order_relaxed);
+}
+
+void tlbTouch(unsigned long addr, unsigned long ip)
+{
+	int cpu = smp_processor_id();
+	u64 mine;
+
+	if (cpu < 0)
+		return;
+	nrTouches.fetch_add(1, std::memory_order_relaxed);
+	mine = fullGen[cpu].load(std::memory_order_relaxed);
+	for (Change &c : changes) {
+		u64 g = c.gen.load(std::memory_order_acquire);
+		unsigned long bit = 1UL << (cpu % BITS_PER_LONG);
+
+		unsigned long s = c.start.load(std::memory_order_relaxed);
+		unsigned long e = c.end.load(std::memory_order_relaxed);
+
+		if (!g || g <= mine || addr < s || addr >= e ||
+		    !c.returned.load(std::memory_order_acquire) ||
+		    (c.covered[cpu / BITS_PER_LONG].load(std::memory_order_acquire) & bit))
+			continue;
+		/* the record was refilled for a later change while it was read: not this one */
+		std::atomic_thread_fence(std::memory_order_acquire);
+		if (c.gen.load(std::memory_order_relaxed) != g)
+			continue;
+		/* one report per CPU and change */
+		if (c.reported[cpu / BITS_PER_LONG].fetch_or(bit) & bit)
+			continue;
+		kshim::xmcTlbStale(cpu, s, e, g, mine,
+				   ip ? ip : (unsigned long)__builtin_return_address(0));
+	}
+}
+
+unsigned long tlbChanges() noexcept
+{
+	return ptGen.load(std::memory_order_relaxed);
+}
+
+unsigned long tlbTouches() noexcept
+{
+	return nrTouches.load(std::memory_order_relaxed);
 }
 
 } /* namespace kshim */

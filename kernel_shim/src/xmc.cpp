@@ -713,6 +713,34 @@ void takeStaleAtEntry()
 	}
 }
 
+/* R6 records, one per CPU until reported (xmcTlbStale()) */
+struct TlbStale {
+	int have;
+	unsigned long start, end, ip;
+	u64 gen, cpuGen;
+};
+TlbStale tlbStale[NR_CPUS];
+
+void takeStaleTlb()
+{
+	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		TlbStale *t = &tlbStale[cpu];
+		XmcViolation v = {};
+
+		if (!__atomic_load_n(&t->have, __ATOMIC_ACQUIRE))
+			continue;
+		v.rule = XmcRule::StaleTlb;
+		v.cpu = cpu;
+		v.site = t->start;
+		v.rangeEnd = t->end;
+		v.ip = t->ip;
+		v.tlbGen = t->gen;
+		v.tlbCpuGen = t->cpuGen;
+		__atomic_store_n(&t->have, 0, __ATOMIC_RELEASE);
+		report(v);
+	}
+}
+
 void opOpen(const char *what, bool implicit, bool int3Batch)
 {
 	op->open = true;
@@ -1067,6 +1095,7 @@ void opClose(bool returning = true)
 	opForget();
 	__atomic_store_n(&opActive, 0, __ATOMIC_RELEASE);
 	takeStaleAtEntry();
+	takeStaleTlb();
 }
 
 /* Where @addr may be fetched from: -1 everyone, -2 nobody, else that CPU only. */
@@ -1437,6 +1466,22 @@ void xmcFirstFetch(int cpu, unsigned long ip) noexcept
 	}
 }
 
+void xmcTlbStale(int cpu, unsigned long start, unsigned long end, u64 gen, u64 cpuGen,
+		 unsigned long ip) noexcept
+{
+	TlbStale *t = &tlbStale[cpu];
+
+	if (!xmcEnabled || __atomic_load_n(&t->have, __ATOMIC_ACQUIRE))
+		return;
+	t->start = start;
+	t->end = end;
+	t->ip = ip;
+	t->gen = gen;
+	t->cpuGen = cpuGen;
+	/* pairs with the acquire in takeStaleTlb() */
+	__atomic_store_n(&t->have, 1, __ATOMIC_RELEASE);
+}
+
 void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) noexcept
 {
 	int cpu = tlsCpu;
@@ -1471,6 +1516,7 @@ void xmcOpBegin(const char *what, bool int3Batch) noexcept
 		opClose();
 	opOpen(what, false, int3Batch);
 	takeStaleAtEntry();
+	takeStaleTlb();
 }
 
 void xmcOpEnd() noexcept
@@ -1566,6 +1612,7 @@ void xmcQuiesce() noexcept
 	if (op->open)
 		opClose();
 	takeStaleAtEntry();
+	takeStaleTlb();
 }
 
 XmcStats xmcStats() noexcept
@@ -1700,6 +1747,8 @@ const char *xmcRuleName(XmcRule r)
 		return "site left unfinished";
 	case XmcRule::Int3Misemulated:
 		return "INT3 emulated wrongly";
+	case XmcRule::StaleTlb:
+		return "stale TLB";
 	}
 	return "?";
 }

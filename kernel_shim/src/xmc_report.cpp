@@ -105,6 +105,13 @@ std::string xmcFormat(const XmcViolation &v)
 		s += fmt::format(": it trapped on the INT3 of {} and resumed as neither the "
 				 "site's old nor its new instruction would", v.op);
 		break;
+	case XmcRule::StaleTlb:
+		s += fmt::format(" at {}: touched kernel range [{:#x}, {:#x}) through a translation "
+				 "from before its page-table change (generation {}; this CPU's "
+				 "kernel TLB is from generation {}), after flush_tlb_kernel_range() "
+				 "had returned", traceSymbol(v.ip, true), v.site, v.rangeEnd,
+				 v.tlbGen, v.tlbCpuGen);
+		break;
 	}
 	if (!v.len)
 		return s + "\n";

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <asm/tlbflush.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/busted.h>
 #include <kernel_shim/clock.h>
@@ -75,6 +77,7 @@ CLI::App *cmd;
 struct alignas(64) CpuWork {
 	u64 digest = 0;
 	unsigned long decisions = 0, writes = 0, reads = 0, irqs = 0, syscalls = 0, idles = 0;
+	unsigned long remaps = 0;
 	std::atomic<bool> done{false};
 };
 
@@ -100,6 +103,37 @@ bool keepGoing(unsigned long idx)
 		return false;
 	kshim::schedTick();	/* the host's time slice (kernel_shim/sched.h) */
 	return opts.ops ? idx < opts.ops : true;
+}
+
+/*
+ * Kernel ranges for the TLB model: a housekeeping decision "remaps" one
+ * (its page tables change, then flush_tlb_kernel_range(): a vfree() and a
+ * vmalloc() again at the same address, as the lazy purge does), and the
+ * isolated CPUs' system calls read them. userspace: the memory stays
+ * mapped; only the model's translations go stale.
+ */
+constexpr unsigned int kNrRanges = 4;
+alignas(4096) u8 kernelRanges[kNrRanges][4096];
+std::mutex remapLock;	/* one remap at a time, as vmap_purge_lock */
+
+void remapRange(u64 d)
+{
+	unsigned long r = (unsigned long)kernelRanges[(d >> 8) % kNrRanges];
+	std::lock_guard<std::mutex> lk(remapLock);
+
+	kshim::tlbKernelRangeChanged(r, r + 4096);
+	flush_tlb_kernel_range(r, r + 4096);
+}
+
+/* A system call reads the kernel ranges through their translations. */
+void touchRanges(u64 d)
+{
+	for (unsigned int r = 0; r < kNrRanges; r++) {
+		volatile u8 *p = kernelRanges[r] + ((d >> 20) & 4095);
+
+		kshim::tlbTouch((unsigned long)p, (unsigned long)__builtin_return_address(0));
+		(void)*p;
+	}
 }
 
 /* An IRQ's work: instrumentable kernel code that runs the sites. */
@@ -128,6 +162,11 @@ void housekeepingStep(int cpu, u64 d)
 		}
 		return;
 	}
+	if (what == KnobNr + 1 || what == KnobNr + 2) {
+		remapRange(d);
+		w.remaps++;
+		return;
+	}
 	for (unsigned int i = 0; i < 1 + ((d >> 8) & 7); i++)
 		(void)runSites(d + i);
 	w.reads++;
@@ -149,6 +188,7 @@ void syscallBody(void *arg)
 {
 	u64 d = ((SyscallArg *)arg)->d;
 
+	touchRanges(d);
 	if (((d >> 16) & 63) == 0) {
 		/* a long one, up to 2 ms inside the kernel: rounds find the CPU watching */
 		u64 until = kshim::clockNs() + ((d >> 24) % 2000) * 1000;
@@ -213,11 +253,13 @@ std::string counters()
 		flushes += pokelab::ctWorkFlushed(cpu);
 	}
 	/* the port's own counts: they go on with the model off (pokelab.xmc=0) */
-	return fmt::format("{}, {}, {} emulated, {}, {}, {}",
+	return fmt::format("{}, {}, {} emulated, {}, {}, {}, {}, {}",
 			   kshim::nOf(pokelab::textPokeStats().batches, "batch", "batches"),
 			   kshim::nOf(pokelab::textPokeStats().pokes, "text write"),
 			   kshim::nOf(int3, "INT3"), kshim::nOf(ipis, "IPI"),
 			   kshim::nOf(flushes, "deferred flush", "deferred flushes"),
+			   kshim::nOf(kshim::tlbChanges(), "kernel-range remap"),
+			   kshim::nOf(kshim::tlbTouches(), "range touch", "range touches"),
 			   kshim::nOf(kshim::xmcStats().violations, "violation"));
 }
 
@@ -259,7 +301,10 @@ std::string bustedHelp()
 
 	for (unsigned int i = 0; i < n; i++)
 		s += fmt::format("  {:<20} {}{}\n", v[i].name, v[i].what,
-				 v[i].deferral ? " [with --cpus 4 --nohz-full 2-3 --ct-defer v7]" : "");
+				 !v[i].deferral ? ""
+				 : v[i].id == POKELAB_BUSTED_CR3_LOADED_LATE
+					 ? " [with --cpus 4 --nohz-full 2-3 --ct-defer v7-tlbi]"
+					 : " [with --cpus 4 --nohz-full 2-3 --ct-defer v7]");
 	s += "  (and --ct-defer v5 with --nohz-full: the v5 ct_set_cpu_work() bug)\n";
 	return s;
 }
@@ -446,9 +491,9 @@ void addTortureCommand(CLI::App &app)
 			opts.nohzFullSet = true;
 		}, "Isolated CPUs (CPU list): user-mode loops; boot parameter nohz_full=");
 	cmd->add_option("--ct-defer", opts.ctDefer,
-			"Deferral policy: off, v7 (default with nohz_full), v5 (the bug), catchup; "
+			"Deferral policy: off, v7 (default with nohz_full), v7-tlbi (v7 + TLB flushes), v5 (the bug), catchup; "
 			"boot parameter pokelab.ct_defer=")
-		->check(CLI::IsMember({"off", "v7", "v5", "catchup"}));
+		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v5", "catchup"}));
 	cmd->add_option("params", opts.params,
 			"Boot parameters, kernel command-line style (pokelab.busted=NAME, "
 			"pokelab.sync=membarrier, pokelab.eret=serialising ...)");

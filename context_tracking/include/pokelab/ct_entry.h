@@ -28,6 +28,13 @@ namespace pokelab {
  * come back for good (enter_from_user_mode() without a return). For task
  * loops that write their own user-mode code; ctUserLoop() uses them.
  */
+/*
+ * Test hook: called on an entry from user mode under v7 28-31 inside the
+ * window the order of kernel_cr3_loaded and the TLB flush decides (the
+ * replay of the v7 30/31 review's race). noinstr context, IRQs off.
+ */
+extern void (*entryCr3Hook)(unsigned int cpu);
+
 void ctReturnToUser();
 void ctEnterKernelForGood();
 

@@ -12,14 +12,42 @@
  *
  * The flushes are cross-calls: task context on a CPU, IRQs on. The
  * callbacks run in the IPI handler. The counters may be read anywhere.
+ *
+ * MODEL: a kernel TLB, as bookkeeping (docs/context_tracking.md). Every
+ * change of a kernel range's page tables (tlbKernelRangeChanged(), where
+ * the kernel would unmap or change protections) gets a generation; each
+ * CPU holds translations as of its last full flush (do_flush_tlb_all(),
+ * the flush at kernel entry under v7 28-31) or as of the range flushes
+ * it ran. A CPU outside an EQS that touches a range (tlbTouch()) through a
+ * translation older than a change whose flush_tlb_kernel_range() has
+ * returned is a violation, reported by the cross-modifying-code model
+ * (rule "stale TLB").
+ *
+ * v7 28-31 (CONFIG_COALESCE_TLBI, pokelab.ct_defer=v7-tlbi):
+ * flush_tlb_kernel_range() sends its IPIs only to CPUs that are
+ * housekeeping or have kernel_cr3_loaded set; a CPU entering the kernel
+ * sets it and then flushes its kernel TLB, a CPU leaving clears it:
+ *
+ *	flusher					entering CPU
+ *	change page tables (generation G)	kernel_cr3_loaded = 1
+ *	smp_mb()				smp_mb()
+ *	read kernel_cr3_loaded: 1 -> IPI	flush: sees G
+ *
+ * either the flusher sees 1 and IPIs, or the CPU's flush sees G. v7's own
+ * order (flush, then the store) loses that: pokelab.busted=cr3-loaded-late.
  */
 #pragma once
 
+#include <linux/percpu.h>
 #include <linux/types.h>
+
+/* v7 28-31: this CPU runs with the kernel CR3 (set at entry before the flush, cleared at exit). */
+DECLARE_PER_CPU(int, kernel_cr3_loaded);
 
 struct flush_tlb_info {
 	unsigned long start;
 	unsigned long end;
+	u64 gen;	/* MODEL: the page-table generation the flush is for */
 };
 
 /* arch/x86/mm/tlb.c: ranges above this many pages flush everything. */
@@ -38,4 +66,35 @@ namespace kshim {
 /* do_flush_tlb_all() / do_kernel_range_flush() runs on @cpu since boot. */
 unsigned long tlbFlushAllRuns(int cpu) noexcept;
 unsigned long tlbRangeFlushRuns(int cpu) noexcept;
+
+/* Gate flush_tlb_kernel_range() on kernel_cr3_loaded (v7 28-31)? Boot, before SMP. */
+void tlbSetCoalesce(bool on) noexcept;
+bool tlbCoalesce() noexcept;
+
+/*
+ * MODEL: [@start, @end) of kernel virtual memory had its page tables
+ * changed (unmapped, or its protections changed); a flush must follow.
+ * Task context, any CPU; takes a lock. A full barrier.
+ */
+void tlbKernelRangeChanged(unsigned long start, unsigned long end);
+
+/*
+ * MODEL: the calling CPU flushes its whole kernel TLB (do_flush_tlb_all(),
+ * the flush at kernel entry). Reads the page-table generation; call it
+ * after the smp_mb() that orders it. Async-signal-safe, noinstr-safe (no
+ * call out, no lock).
+ */
+void tlbFlushLocal() noexcept;
+
+/*
+ * MODEL: the calling CPU, in the kernel, uses a translation of @addr (it
+ * runs or reads module or JIT memory there). Checks the TLB rule; a
+ * violation goes to the cross-modifying-code model's report. @ip: where
+ * (0: the caller). Task context on a CPU.
+ */
+void tlbTouch(unsigned long addr, unsigned long ip = 0);
+
+/* How many kernel-range changes the model has seen, and touches checked. */
+unsigned long tlbChanges() noexcept;
+unsigned long tlbTouches() noexcept;
 } /* namespace kshim */

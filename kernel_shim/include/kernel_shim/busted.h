@@ -29,6 +29,7 @@ enum pokelab_busted {
 	POKELAB_BUSTED_PHASE3_SKIP_LAST,	/* phase 3 stops one site short: its INT3 stays */
 	POKELAB_BUSTED_TAIL_OVERRUN,		/* phase 2 writes one byte past each site's tail */
 	POKELAB_BUSTED_CALL_AS_JMP,		/* the INT3 handler emulates a CALL as a JMP */
+	POKELAB_BUSTED_CR3_LOADED_LATE,		/* v7 30/31's order: flush, then kernel_cr3_loaded = 1 */
 	POKELAB_BUSTED_NR,
 };
 

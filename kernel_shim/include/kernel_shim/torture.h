@@ -27,6 +27,7 @@ enum class TortureDelay {
 	Int3BeforeRef,		/* SIGTRAP handler, before it takes a ref */
 	Int3AfterRef,		/* SIGTRAP handler, after it took one */
 	CtReadDecision,		/* ct_set_cpu_work(): after reading the target's state */
+	EntryCr3Window,		/* kernel entry, between kernel_cr3_loaded and the TLB flush */
 	Nr,
 };
 

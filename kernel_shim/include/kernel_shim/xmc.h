@@ -207,6 +207,16 @@ static __always_inline void xmcEret(void)
  */
 void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) noexcept;
 
+/*
+ * R6, from the kernel TLB model (asm/tlbflush.h): CPU @cpu touched @ip in
+ * [@start, @end), whose page tables changed at generation @gen and whose
+ * flush returned, with a kernel TLB from generation @cpuGen. Kept per CPU
+ * (the first one) until the model reports it at its next operation
+ * boundary. Async-signal-safe.
+ */
+void xmcTlbStale(int cpu, unsigned long start, unsigned long end, u64 gen, u64 cpuGen,
+		 unsigned long ip) noexcept;
+
 /* ---- Write side: text_mutex holder (or the boot CPU), task context. ---- */
 
 /*
@@ -275,6 +285,7 @@ enum class XmcRule {
 	StrayWrite,		/* R4, at a write outside the batch's sites */
 	Unfinished,		/* R4, at the batch's return */
 	Int3Misemulated,	/* R5 */
+	StaleTlb,		/* R6: a kernel range touched through a translation its flush removed */
 };
 
 struct XmcViolation {
@@ -297,6 +308,9 @@ struct XmcViolation {
 	u8 tornBytes[16];	/* Torn: the torn bytes; Unfinished: the site's bytes now */
 	unsigned int tornLen;
 	std::string detail;	/* Int3Misemulated: where the CPU resumed, and where it should */
+	/* StaleTlb: the range [site, rangeEnd), its change's generation, the CPU's TLB's */
+	unsigned long rangeEnd;
+	u64 tlbGen, tlbCpuGen;
 };
 
 struct XmcStats {

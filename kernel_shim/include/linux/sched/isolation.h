@@ -41,6 +41,14 @@ bool housekeeping_test_cpu(int cpu, enum hk_type type);
 /* A housekeeping CPU for @type, preferring the caller's (kernel: the nearest one). */
 int housekeeping_any_cpu(enum hk_type type);
 
+/* Port of housekeeping_cpu(), include/linux/sched/isolation.h */
+static inline bool housekeeping_cpu(int cpu, enum hk_type type)
+{
+	if (housekeeping_enabled(type))
+		return housekeeping_test_cpu(cpu, type);
+	return true;
+}
+
 /* Port of cpu_is_isolated(): isolated for domains, or nohz_full. */
 static inline bool cpu_is_isolated(int cpu)
 {
