@@ -28,6 +28,7 @@
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
 #include <linux/instrumentation.h>
+#include <pokelab/ct_entry.h>
 #include <linux/irqflags.h>
 
 DEFINE_PER_CPU(struct context_tracking, context_tracking);
@@ -363,6 +364,21 @@ bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 	if (ct_defer_policy == CT_DEFER_CATCHUP)
 		return !(atomic_read(&ct->state) & CT_RCU_WATCHING);
 
+	/*
+	 * v8 RFC 09/10: no work bits. A CPU running with the user CR3 takes
+	 * the kPTI CR3 write, which serialises, before any mutable kernel text:
+	 *
+	 *	patcher				CPU (entry)
+	 *	write text			kernel_cr3_loaded = 1
+	 *	smp_mb()			smp_mb()
+	 *	read kernel_cr3_loaded: 0	CR3 write (serialises): sees the text
+	 */
+	if (ct_defer_policy == CT_DEFER_V8) {
+		/* pairs with the smp_mb() in switch_to_kernel_cr3() */
+		smp_mb();
+		return !READ_ONCE(*per_cpu_ptr(&kernel_cr3_loaded, cpu));
+	}
+
 	/* userspace: preempt_disable() has nothing to pin on a CPU thread */
 	old = atomic_read(&ct->state);
 
@@ -412,6 +428,8 @@ const char *ct_defer_policy_name(enum ct_defer_policy p)
 		return "catchup";
 	case CT_DEFER_V7_TLBI:
 		return "v7-tlbi";
+	case CT_DEFER_V8:
+		return "v8";
 	}
 	return "?";
 }
@@ -447,6 +465,7 @@ int setCtDefer(const char *val, std::string &err)
 		{"v5", CT_DEFER_V5},
 		{"catchup", CT_DEFER_CATCHUP},
 		{"v7-tlbi", CT_DEFER_V7_TLBI},
+		{"v8", CT_DEFER_V8},
 	};
 
 	for (const auto &n : names) {
@@ -457,7 +476,7 @@ int setCtDefer(const char *val, std::string &err)
 		}
 	}
 	err = std::string("pokelab.ct_defer=") + (val ? val : "") +
-	      ": expected pokelab.ct_defer=off, v7, v7-tlbi, v5 or catchup";
+	      ": expected pokelab.ct_defer=off, v7, v7-tlbi, v8, v5 or catchup";
 	return -EINVAL;
 }
 
@@ -481,7 +500,7 @@ kshim::BootParamRegistrar ctDeferParam({
 		policyGiven = false;
 		policyParam = CT_DEFER_OFF;
 	},
-	"pokelab.ct_defer=off|v7|v7-tlbi|v5|catchup",
+	"pokelab.ct_defer=off|v7|v7-tlbi|v8|v5|catchup",
 });
 
 kshim::BootParamRegistrar ctTortureParam({
@@ -501,6 +520,15 @@ bool ctDeferredSyncPending(int cpu)
 
 	if (ct_defer_policy == CT_DEFER_CATCHUP)
 		return ct->active;
+	/*
+	 * v8: a CPU in user mode serialises in its entry's CR3 switch before
+	 * anything else; that holds from before kernel_cr3_loaded goes 0 at
+	 * exit to after the serialisation at entry (in_user_mode brackets
+	 * both), so a CPU the model sees in user mode is exempt even while
+	 * it is between its store of 1 and its serialisation.
+	 */
+	if (ct_defer_policy == CT_DEFER_V8)
+		return ct->active && pokelab::ctCpuInUserMode(cpu);
 	return state & (CT_WORK_SYNC << CT_WORK_START);
 }
 
@@ -530,7 +558,7 @@ int contextTrackingInit(std::string &)
 		kshim::setMachineAttr("ct_defer", ct_defer_policy_name(ct_defer_policy));
 	kshim::xmcSetSyncPending(ctDeferredSyncPending);
 	/* v7 28-31 (CONFIG_COALESCE_TLBI): kernel TLB flushes skip CPUs in user mode */
-	kshim::tlbSetCoalesce(ct_defer_policy == CT_DEFER_V7_TLBI);
+	kshim::tlbSetCoalesce(ct_defer_policy == CT_DEFER_V7_TLBI || ct_defer_policy == CT_DEFER_V8);
 	return 0;
 }
 

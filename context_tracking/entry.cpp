@@ -29,6 +29,7 @@
 
 #include <asm/barrier.h>
 #include <asm/processor.h>
+#include <asm/sync_core.h>
 #include <asm/tlbflush.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/busted.h>
@@ -71,9 +72,19 @@ void (*pokelab::entryCr3Hook)(unsigned int cpu);
  */
 static __always_inline void switch_to_kernel_cr3(void)
 {
+	/*
+	 * v8 (RFC 09/10): the MOV to CR3 serialises (SDM Vol. 2 4.3) and is
+	 * the deferred text sync; userspace: sync_core()'s flavour
+	 * (SERIALIZE or IRET-to-self, never CPUID) stands in for it and is
+	 * what the model records as this CPU's serialisation.
+	 */
+	bool v8 = ct_defer_policy == CT_DEFER_V8;
+
 	if (!kshim::tlbCoalesce())
 		return;
 	if (BUSTED(CR3_LOADED_LATE)) {
+		if (v8)
+			sync_core();
 		kshim::tlbFlushLocal();
 		if (pokelab::entryCr3Hook)
 			pokelab::entryCr3Hook(smp_processor_id());
@@ -82,11 +93,13 @@ static __always_inline void switch_to_kernel_cr3(void)
 		return;
 	}
 	this_cpu_write(kernel_cr3_loaded, 1);
-	/* pairs with the smp_mb() in flush_tlb_kernel_range() */
+	/* pairs with the smp_mb() in flush_tlb_kernel_range() and in ct_set_cpu_work() (v8) */
 	smp_mb();
 	if (pokelab::entryCr3Hook)
 		pokelab::entryCr3Hook(smp_processor_id());
 	torture_delay(kshim::TortureDelay::EntryCr3Window);
+	if (v8)
+		sync_core();
 	kshim::tlbFlushLocal();
 }
 
@@ -173,6 +186,11 @@ namespace pokelab {
 bool ctInUserMode() noexcept
 {
 	return READ_ONCE(*this_cpu_ptr(&in_user_mode));
+}
+
+bool ctCpuInUserMode(int cpu) noexcept
+{
+	return READ_ONCE(*per_cpu_ptr(&in_user_mode, cpu));
 }
 
 /* The frame of do_syscall_64(), arch/x86/entry/syscall_64.c */

@@ -8,11 +8,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
+#include <asm/tlbflush.h>
 #include <kernel_shim/cpu.h>
 #include <linux/context_tracking.h>
 #include <linux/irqflags.h>
+
+#include <pokelab/ct_entry.h>
 
 #include "booted.h"
 
@@ -149,6 +153,65 @@ TEST_F(CtV7, TruthTable)
 TEST_F(CtV5, TruthTable)
 {
 	runTable(true);
+}
+
+class CtV8 : public pokelab::test::Booted
+{
+protected:
+	std::string extraParams() const override { return "nohz_full=2-3 pokelab.ct_defer=v8"; }
+};
+
+/*
+ * v8 RFC: no work bits; only a CPU running with the user CR3
+ * (kernel_cr3_loaded == 0: in user mode, through the entry model's exit)
+ * is skipped. An idle CPU keeps the kernel CR3 and gets the IPI.
+ */
+std::atomic<bool> v8Parked, v8Release;
+
+void v8Park(int cpu, bool user)
+{
+	v8Parked = v8Release = false;
+	kshim::cpuRun(cpu, [user] {
+		if (user) {
+			pokelab::ctReturnToUser();
+			v8Parked = true;
+			while (!v8Release.load())
+				std::this_thread::yield();
+			pokelab::ctEnterKernelForGood();
+		} else {
+			v8Parked = true;
+			pokelab::ctIdleUntil(&v8Release);
+		}
+	});
+	while (!v8Parked.load())
+		std::this_thread::yield();
+}
+
+void v8Unpark(int cpu)
+{
+	v8Release = true;
+	kshim::cpuWait(cpu);
+}
+
+TEST_F(CtV8, TruthTable)
+{
+	const int isolated = 2;
+
+	EXPECT_FALSE(ct_set_cpu_work(1, CT_WORK_SYNC)) << "housekeeping";
+	EXPECT_FALSE(ct_set_cpu_work(isolated, CT_WORK_SYNC)) << "in the kernel";
+
+	v8Park(isolated, true);
+	EXPECT_EQ(*per_cpu_ptr(&kernel_cr3_loaded, isolated), 0);
+	EXPECT_TRUE(ct_set_cpu_work(isolated, CT_WORK_SYNC)) << "in user mode";
+	EXPECT_FALSE(workPending(isolated)) << "v8 stores no work bits";
+	v8Unpark(isolated);
+	EXPECT_EQ(*per_cpu_ptr(&kernel_cr3_loaded, isolated), 1);
+
+	v8Park(isolated, false);
+	/* give it time to reach the idle loop: it must still not be skipped */
+	std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	EXPECT_FALSE(ct_set_cpu_work(isolated, CT_WORK_SYNC)) << "idle (kernel CR3 still loaded)";
+	v8Unpark(isolated);
 }
 
 /* The target moves between the read and the cmpxchg. */

@@ -535,9 +535,9 @@ int (*setup(CLI::App *sub))(const Common &)
 			"Housekeeping: pause between patching operations, ms (0..10000)")
 		->check(CLI::Range(0u, 10000u));
 	sub->add_option("--defer", opts.defer,
-			"Policy compared with off (default v7; v7-tlbi also gates kernel TLB flushes; 'off' is the broken comparison "
+			"Policy compared with off (default v7; v7-tlbi and v8 also gate kernel TLB flushes; 'off' is the broken comparison "
 			"the census check must reject)")
-		->check(CLI::IsMember({"v7", "v7-tlbi", "v5", "catchup", "off"}));
+		->check(CLI::IsMember({"v7", "v7-tlbi", "v8", "v5", "catchup", "off"}));
 	sub->add_option("--trace-dir", opts.traceDir,
 			"Keep the filtered traces as DIR/trace-off.txt and DIR/trace-v7.txt")
 		->check(CLI::ExistingDirectory);

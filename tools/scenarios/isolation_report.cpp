@@ -44,7 +44,7 @@ int isolationReport(const VariantResult &off, const VariantResult &v7, const Iso
 	 * isolated CPUs go, while the direct flush_tlb_all() callers
 	 * (set_memory_rox()'s cpa_flush()) still IPI them; v7 keeps both.
 	 */
-	bool tlbi = v7.policy == "v7-tlbi";
+	bool tlbi = v7.policy == "v7-tlbi" || v7.policy == "v8";
 	bool tlbClaim = tlbi ? allOff > 0 && allV7 > 0 && rngOff > 0 && rngV7 == 0
 			     : allOff > 0 && allV7 > 0 && rngOff > 0 && rngV7 > 0;
 	bool clean = off.violations == 0 && v7.violations == 0 && off.dropped == 0 &&

@@ -25,7 +25,7 @@ void ct_nmi_exit(void);
 
 /*
  * How isolated CPUs are spared text-patching IPIs (boot parameter
- * pokelab.ct_defer=off|v7|v7-tlbi|v5|catchup; v7 by default when nohz_full= is set,
+ * pokelab.ct_defer=off|v7|v7-tlbi|v8|v5|catchup; v7 by default when nohz_full= is set,
  * off otherwise). See docs/context_tracking.md.
  */
 enum ct_defer_policy {
@@ -34,6 +34,7 @@ enum ct_defer_policy {
 	CT_DEFER_V5,		/* v5's inverted watching bet (drops work for a CPU in the kernel) */
 	CT_DEFER_CATCHUP,	/* v8 RFC: every entry from an EQS serialises; skip CPUs seen in an EQS */
 	CT_DEFER_V7_TLBI,	/* v7 + RFC 28-31: kernel TLB flushes gated by kernel_cr3_loaded */
+	CT_DEFER_V8,		/* v8 RFC: no work bits; every IPI gated by kernel_cr3_loaded */
 };
 
 extern enum ct_defer_policy ct_defer_policy;

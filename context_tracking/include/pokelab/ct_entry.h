@@ -68,5 +68,7 @@ void ctIdleFor(u64 ns);
 
 /* Is the calling CPU in simulated user mode? (what user_mode(regs) reads) */
 bool ctInUserMode() noexcept;
+/* Is @cpu in user mode (set before the exit's last steps, cleared after the entry's first)? */
+bool ctCpuInUserMode(int cpu) noexcept;
 
 } /* namespace pokelab */
