@@ -31,6 +31,7 @@
  * not defer, come at any time.
  */
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -84,7 +85,8 @@ struct Opts {
 	unsigned int syscallMs = 5;	/* isolated CPUs' system call period */
 	unsigned int intervalMs = 4;	/* pause between housekeeping operations */
 	std::string traceDir;		/* keep the filtered traces here */
-	std::string defer = "v7";	/* the policy compared with off */
+	std::string defer = "v7";	/* --defer: the policy compared with off */
+	std::string ctDefer;		/* --ct-defer: off and the policies compared with it */
 } opts;
 
 /* "mov eax, imm32; ret", int3-padded as the BPF JIT pads: 16 bytes. */
@@ -457,7 +459,7 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 
 int runBoth(const Common &common)
 {
-	VariantResult off, v7;
+	VariantResult off;
 	std::string err;
 	int ret;
 
@@ -470,9 +472,43 @@ int runBoth(const Common &common)
 		fmt::print(stderr, "run isolation: --cpus {}: expected at least 3\n", opts.cpus);
 		return 2;
 	}
+	/* the policies: --ct-defer LIST (off and those compared with it), or --defer P (off,P) */
+	std::vector<std::string> policies;
+	if (!opts.ctDefer.empty()) {
+		static const std::vector<std::string> known = {"off", "v7", "v7-tlbi", "v8", "v5",
+							       "catchup"};
+		size_t pos = 0;
+
+		while (pos <= opts.ctDefer.size()) {
+			size_t comma = opts.ctDefer.find(',', pos);
+			std::string p = opts.ctDefer.substr(pos, comma == std::string::npos
+								       ? std::string::npos
+								       : comma - pos);
+
+			pos = comma == std::string::npos ? opts.ctDefer.size() + 1 : comma + 1;
+			if (std::find(known.begin(), known.end(), p) == known.end() ||
+			    std::find(policies.begin(), policies.end(), p) != policies.end()) {
+				fmt::print(stderr, "run isolation: --ct-defer {}: bad policy '{}'; "
+					   "expected a comma list of distinct off, v7, v7-tlbi, v8, "
+					   "v5, catchup (e.g. off,v7,v7-tlbi,v8)\n",
+					   opts.ctDefer, p);
+				return 2;
+			}
+			policies.push_back(p);
+		}
+		/* each is compared with off, which runs first; "off" alone is off against off */
+		if (policies.size() > 1 && std::find(policies.begin(), policies.end(), "off") !=
+						   policies.end())
+			policies.erase(std::find(policies.begin(), policies.end(), "off"));
+	} else {
+		policies.push_back(opts.defer);
+	}
 	/* the kept traces: checked before anything boots, as every output is */
 	if (!opts.traceDir.empty()) {
-		for (const char *policy : {"off", opts.defer.c_str()}) {
+		std::vector<std::string> all = policies;
+
+		all.insert(all.begin(), "off");
+		for (const std::string &policy : all) {
 			std::string file = opts.traceDir + "/trace-" + policy + ".txt";
 
 			if (!kshim::checkWritable(file, &err)) {
@@ -483,30 +519,40 @@ int runBoth(const Common &common)
 	}
 	/* SIGINT/SIGTERM/SIGHUP: the variant stops after the operation in progress (tools/stop.h). */
 	pokelab::stopOrderly();
-	for (auto [policy, r] : {std::pair{"off", &off}, std::pair{opts.defer.c_str(), &v7}}) {
-		/* an interrupted comparison claims nothing: the second variant is not run */
+	ret = runVariant(common, "off", &off, &err);
+	if (ret) {
+		fmt::print(stderr, "run isolation: {}\n", err);
+		return ret;
+	}
+	int worst = 0;
+
+	for (const std::string &policy : policies) {
+		VariantResult v;
+
+		/* an interrupted comparison claims nothing: the next variant is not run */
 		if (pokelab::stopRequested()) {
 			fmt::print("run isolation: ct_defer=off (interrupted): {} sync rounds; the "
 				   "census of its isolated CPUs, by function and by callback:\n{}{}"
 				   "{}\nrun isolation: interrupted ({}) during ct_defer=off; ct_defer={} "
 				   "not run, so no comparison\n", off.syncRounds, off.csdRaw,
-				   off.ipiRaw, off.xmcVerdict, pokelab::stopSignalName(), opts.defer);
+				   off.ipiRaw, off.xmcVerdict, pokelab::stopSignalName(), policy);
 			return pokelab::stopExitStatus();
 		}
-		ret = runVariant(common, policy, r, &err);
+		ret = runVariant(common, policy.c_str(), &v, &err);
 		if (ret) {
 			fmt::print(stderr, "run isolation: {}\n", err);
 			return ret;
 		}
+		worst = std::max(worst, isolationReport(off, v, IsolationRun{opts.cpus, opts.seconds,
+									      opts.syscallMs,
+									      pokelab::stopRequested()}));
+		if (pokelab::stopRequested()) {
+			fmt::print("run isolation: interrupted ({}): each variant stopped after the "
+				   "operation in progress\n", pokelab::stopSignalName());
+			return pokelab::stopExitStatus();
+		}
 	}
-	ret = isolationReport(off, v7, IsolationRun{opts.cpus, opts.seconds, opts.syscallMs,
-						     pokelab::stopRequested()});
-	if (pokelab::stopRequested()) {
-		fmt::print("run isolation: interrupted ({}): each variant stopped after the "
-			   "operation in progress\n", pokelab::stopSignalName());
-		return pokelab::stopExitStatus();
-	}
-	return ret;
+	return worst;
 }
 
 int (*setup(CLI::App *sub))(const Common &)
@@ -534,10 +580,15 @@ int (*setup(CLI::App *sub))(const Common &)
 	sub->add_option("--interval-ms", opts.intervalMs,
 			"Housekeeping: pause between patching operations, ms (0..10000)")
 		->check(CLI::Range(0u, 10000u));
+	CLI::Option *ct = sub->add_option("--ct-defer", opts.ctDefer,
+			"Policies, a comma list: each is compared with off, which runs first "
+			"(default off,v7; e.g. off,v7,v7-tlbi,v8); boot parameter "
+			"pokelab.ct_defer= of each machine");
 	sub->add_option("--defer", opts.defer,
 			"Policy compared with off (default v7; v7-tlbi and v8 also gate kernel TLB flushes; 'off' is the broken comparison "
 			"the census check must reject)")
-		->check(CLI::IsMember({"v7", "v7-tlbi", "v8", "v5", "catchup", "off"}));
+		->check(CLI::IsMember({"v7", "v7-tlbi", "v8", "v5", "catchup", "off"}))
+		->excludes(ct);
 	sub->add_option("--trace-dir", opts.traceDir,
 			"Keep the filtered traces as DIR/trace-off.txt and DIR/trace-v7.txt")
 		->check(CLI::ExistingDirectory);
