@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bench entry: an isolated CPU's system call, entry and exit with an empty
+ * body, under each deferral policy, as ratios to off: what the entry
+ * sequence of each revision costs (v7: the state RMW and its work check;
+ * v7-tlbi: plus the kernel_cr3_loaded store, an smp_mb() and the kernel
+ * TLB flush; v8: plus the serialisation that stands in for the CR3 write).
+ * Each iteration boots one machine per policy (nr_cpus=2 nohz_full=1) and
+ * times --rounds calls on CPU 1; the policies alternate, so that drift hits
+ * them alike. The TLB flush is the model's bookkeeping (a few loads and
+ * stores), so only the relative cost of the sequence carries over to a
+ * kernel; the v7 cover letter's getpid figures are beside it in
+ * docs/reproduction.md.
+ */
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
+#include <kernel_shim/cpu.h>
+#include <kernel_shim/machine.h>
+#include <pokelab/ct_entry.h>
+
+#include "../stop.h"
+#include "bench.h"
+
+namespace pokelab::bench {
+
+namespace {
+
+const char *const kPolicies[] = {"off", "v7", "v7-tlbi", "v8"};
+constexpr unsigned int kNrPolicies = 4;
+
+std::atomic<u64> syscallNs;
+unsigned int syscallRounds;
+
+void emptyBody(void *)
+{
+}
+
+/* Boot @policy, time @rounds empty system calls on the isolated CPU 1; ns per call or < 0. */
+double timeEntry(const char *policy, unsigned int rounds, std::string *machine)
+{
+	std::string err;
+
+	if (kshim::boot(fmt::format("nr_cpus=2 nohz_full=1 pokelab.ct_defer={}", policy), &err,
+			true)) {
+		fmt::print(stderr, "pokelab: bench entry: {}\n", err);
+		return -1;
+	}
+	*machine = kshim::machineLine();
+	syscallRounds = rounds;
+	kshim::cpuRun(1, [] {
+		pokelab::ctReturnToUser();
+		for (unsigned int i = 0; i < syscallRounds / 10 + 1; i++)
+			pokelab::ctSyscall(emptyBody, nullptr);	/* warm-up */
+		u64 t0 = kshim::clockNs();
+		for (unsigned int i = 0; i < syscallRounds; i++)
+			pokelab::ctSyscall(emptyBody, nullptr);
+		syscallNs.store(kshim::clockNs() - t0);
+		pokelab::ctEnterKernelForGood();
+	});
+	kshim::cpuWait(1);
+	kshim::shutdown();
+	return (double)syscallNs.load() / rounds;
+}
+
+int benchEntry(const BenchOptions &o)
+{
+	unsigned int rounds = roundsOr(o, 20000);
+	std::vector<double> ns[kNrPolicies], ratio[kNrPolicies];
+	std::string machine;
+
+	if (o.cpus || !o.params.empty()) {
+		fmt::print(stderr, "pokelab: bench entry boots its own machines (nr_cpus=2 "
+			   "nohz_full=1, one per policy); it takes only --iters and --rounds (got "
+			   "{})\n", o.cpus ? fmt::format("--cpus {}", o.cpus) : o.params.front());
+		return 2;
+	}
+	fmt::print("bench entry: {} iterations; each boots a machine per policy and times {} "
+		   "empty system calls on isolated CPU 1\n", o.iters, rounds);
+	for (unsigned int it = 0; it < o.iters; it++) {
+		double t[kNrPolicies];
+		std::string line;
+
+		if (stopRequested()) {
+			fmt::print("Interrupted after {} of {} iterations ({})\n", it, o.iters,
+				   stopSignalName());
+			break;
+		}
+		for (unsigned int k = 0; k < kNrPolicies; k++) {
+			/* alternate the order: forwards on even iterations, backwards on odd */
+			unsigned int p = it % 2 ? kNrPolicies - 1 - k : k;
+
+			t[p] = timeEntry(kPolicies[p], rounds, &machine);
+			if (t[p] < 0)
+				return 1;
+		}
+		for (unsigned int p = 0; p < kNrPolicies; p++) {
+			ns[p].push_back(t[p]);
+			ratio[p].push_back(t[p] / t[0]);
+			line += fmt::format("{}{} {:7.1f}ns", p ? ", " : "", kPolicies[p], t[p]);
+		}
+		fmt::print("Iter {:3}: {}\n", it, line);
+	}
+	if (ns[0].empty()) {
+		fmt::print("Summary: entry not measured (interrupted)\n");
+		return 0;
+	}
+	fmt::print("{}\n", machine);
+	for (unsigned int p = 0; p < kNrPolicies; p++) {
+		Stat s = stat(ns[p]), r = stat(ratio[p]);
+		PairStat ps;
+
+		fmt::print("Summary: ct_defer={:<8} {:7.1f} ± {:5.1f}ns per system call, {:.3f} ± "
+			   "{:.3f} x off (median ± MAD)\n", kPolicies[p], s.median, s.mad,
+			   r.median, r.mad);
+		if (!p)
+			continue;
+		ps.ours = s;
+		ps.raw = stat(ns[0]);
+		ps.ratio = r;
+		addRow(o, fmt::format("entry: syscall under ct_defer={} / off", kPolicies[p]), ps,
+		       "-", true);
+	}
+	return 0;
+}
+
+BenchRegistrar entryBench({"entry", "an isolated CPU's system call under off, v7, v7-tlbi and "
+			   "v8 (the deferral series' entry sequences), as ratios to off",
+			   benchEntry});
+
+} /* namespace */
+
+} /* namespace pokelab::bench */
