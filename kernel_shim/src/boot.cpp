@@ -17,6 +17,7 @@
 #include <asm/barrier.h>
 #include <asm/sync_core.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/noinstr_check.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/busted.h>
 #include <kernel_shim/machine.h>
@@ -408,8 +409,11 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 	if (bustedActive())
 		setMachineAttr("BUSTED", bustedActive()->name);
 
+	/* objtool's noinstr check of the machine code, as the build would fail on it */
+	ret = noinstrBootCheck(err);
 	/* Early hooks: on the boot CPU, before any other CPU runs. */
-	ret = runHooks(BootStage::Early, err);
+	if (!ret)
+		ret = runHooks(BootStage::Early, err);
 	if (ret) {
 		shutdown();
 		if (errOut)
