@@ -270,7 +270,9 @@ void addDemo(CLI::App &app)
 		      "boot parameter nohz_full=");
 	d->add_option("--ct-defer", opts.ctDefer,
 		      "How isolated CPUs are spared sync IPIs: off (mainline), v7 (default with "
-		      "nohz_full), v7-tlbi (v7 + kernel TLB flushes, 28-31), v8 (RFC: gated by kernel_cr3_loaded), v5 (the bug, replayed), catchup (pokelab's, after v8); boot parameter "
+		      "nohz_full), v7-tlbi (v7 + kernel TLB flushes, 28-31), v8 (RFC: gated by "
+		      "kernel_cr3_loaded), v5 (the bug, replayed), catchup (pokelab's, after v8); "
+		      "boot parameter "
 		      "pokelab.ct_defer=")
 		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "catchup"}));
 	d->add_flag("--isolated-in-kernel", opts.isolatedInKernel,

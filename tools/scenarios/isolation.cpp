@@ -585,7 +585,8 @@ int (*setup(CLI::App *sub))(const Common &)
 			"(default off,v7; e.g. off,v7,v7-tlbi,v8); boot parameter "
 			"pokelab.ct_defer= of each machine");
 	sub->add_option("--defer", opts.defer,
-			"Policy compared with off (default v7; v7-tlbi and v8 also gate kernel TLB flushes; 'off' is the broken comparison "
+			"Policy compared with off (default v7; v7-tlbi and v8 also gate kernel TLB "
+			"flushes; 'off' is the broken comparison "
 			"the census check must reject)")
 		->check(CLI::IsMember({"v7", "v7-tlbi", "v8", "v5", "catchup", "off"}))
 		->excludes(ct);

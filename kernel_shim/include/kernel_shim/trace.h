@@ -105,7 +105,7 @@ struct TraceEvent {
 	struct cpumask mask;	/* ipi_send_cpumask */
 };
 
-/* The events that record now (bits of traceBit()): 0 when tracing is off. Read by every tracepoint. */
+/* The events that record now (traceBit()s): 0 when tracing is off. Read by every tracepoint. */
 extern std::atomic<u32> traceEnabled;
 
 /*
