@@ -179,6 +179,48 @@ void hackbenchLoop(int self, int peer, std::vector<HkState> *hk)
 	(*hk)[self].messages.store(n, std::memory_order_relaxed);
 }
 
+/*
+ * The kernel-side probe, after the census: an isolated CPU sits inside a
+ * system call, running the live-patched sites, while CPU 0 flips the key
+ * twice. The deferral series must IPI it (it is in the kernel); v5's
+ * ct_set_cpu_work() records the work for it instead and skips the IPI, and
+ * the cross-modifying-code model sees the CPU run text it never synced.
+ */
+std::atomic<int> probeState;	/* 0 idle, 1 inside the system call, 2 let it return */
+
+void probeBody(void *)
+{
+	pokelab::BpfCtx ctx{0};
+
+	probeState.store(1, std::memory_order_release);
+	while (probeState.load(std::memory_order_acquire) != 2) {
+		(void)pokelab::bpfProgs()[0](&ctx);
+		kshim::schedTick();
+	}
+}
+
+void runProbe(int cpu, VariantResult *r)
+{
+	unsigned long ipis = kshim::cpuStats(cpu).ipiReceived;
+
+	probeState.store(0);
+	kshim::cpuRun(cpu, [] {
+		pokelab::ctReturnToUser();
+		pokelab::ctSyscall(probeBody, nullptr);
+		pokelab::ctEnterKernelForGood();
+	});
+	while (probeState.load(std::memory_order_acquire) != 1)
+		std::this_thread::yield();
+	for (int i = 0; i < 2; i++) {
+		pokelab::bpf_stats_handler_write(i == 0);
+		r->probeFlips++;
+	}
+	probeState.store(2, std::memory_order_release);
+	kshim::cpuWait(cpu);
+	r->probeCpu = cpu;
+	r->probeIpis = kshim::cpuStats(cpu).ipiReceived - ipis;
+}
+
 /* Open a patching window: every isolated CPU acknowledged it from user mode. */
 void windowOpen(const struct cpumask *nohz, std::vector<IsoState> &iso)
 {
@@ -376,7 +418,12 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	for (unsigned int cpu = 1; cpu < n; cpu++)
 		kshim::cpuWait(cpu);
 	kshim::traceStop();
+	/* the probe runs untraced: the census is the load's alone */
 	kshim::xmcQuiesce();
+	unsigned long violationsBeforeProbe = kshim::xmcStats().violations;
+	runProbe(cpumask_first(nohz), r);
+	kshim::xmcQuiesce();
+	r->probeViolations = kshim::xmcStats().violations - violationsBeforeProbe;
 	{
 		kshim::XmcStats x = kshim::xmcStats() - xmc0;
 		std::vector<kshim::XmcViolation> log = kshim::xmcViolations();

@@ -38,6 +38,9 @@ struct VariantResult {
 	std::vector<std::string> violationLines;
 	IsolationOps ops;
 	unsigned long messages = 0;
+	/* the kernel-side probe: an isolated CPU inside a system call while flips patch */
+	int probeCpu = -1;
+	unsigned long probeFlips = 0, probeIpis = 0, probeViolations = 0;
 	std::vector<IsoCpu> iso;
 };
 

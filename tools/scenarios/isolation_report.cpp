@@ -156,6 +156,11 @@ int isolationReport(const VariantResult &off, const VariantResult &v7, const Iso
 	s += "Not shown here: the 3 h scale (counts grow with --seconds), nohz_full kicks (no "
 	     "tick), and absolute interference: the isolated CPUs share 2 PUs with the "
 	     "housekeeping ones, so a duration includes any host preemption of the CPU thread.\n";
+	s += fmt::format("probe (untraced, after the load): isolated CPU {} inside a system call "
+			 "while {} flips patched: {} IPIs reached it (off / {}: {} / {}); model "
+			 "violations during the probe {} / {}\n",
+			 v7.probeCpu, v7.probeFlips, v7.probeIpis, v7.policy, off.probeIpis,
+			 v7.probeIpis, off.probeViolations, v7.probeViolations);
 	bool pass = syncClaim && tlbClaim && clean && consistent;
 
 	s += fmt::format("result: {}\n", run.interrupted ? "interrupted: the counts above are of "
