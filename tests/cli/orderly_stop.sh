@@ -44,7 +44,8 @@ if command -v trace-cmd >/dev/null; then
 		fail "demo-dat: no 'interrupted after' line"
 	trace-cmd report "$dir/s.dat" >"$dir/s.report" 2>"$dir/s.err" ||
 		fail "demo-dat: trace-cmd report failed: $(cat "$dir/s.err")"
-	cmp -s "$dir/s.report" "$dir/s.txt" || fail "demo-dat: the .dat and the text trace differ"
+	same_as_report "$dir/s.txt" "$dir/s.report" ||
+		fail "demo-dat: the .dat and the text trace differ"
 	grep -q 'phase=done' "$dir/s.report" || fail "demo-dat: no batch completed in the trace"
 	tail -1 "$dir/s.report" | grep -q 'phase=done' ||
 		fail "demo-dat: the trace does not end with a completed batch"
