@@ -24,7 +24,6 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <set>
 #include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
@@ -32,7 +31,6 @@
 
 #include <fmt/format.h>
 
-#include <kernel_shim/cpu.h>
 #include <linux/cpumask.h>
 
 #include "trace_dat.h"

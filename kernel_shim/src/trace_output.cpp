@@ -204,13 +204,6 @@ const char *traceEventName(TraceType t)
 	return "unknown";
 }
 
-std::string traceEventInfo(const TraceEvent &e, const struct cpumask &mask)
-{
-	SymCache sc;
-
-	return info(e, mask, sc);
-}
-
 namespace {
 
 /* Formats events as they come into bytes: the text and JSON outputs. */
@@ -776,14 +769,6 @@ bool writeFileAtomic(const std::string &path, const std::string &data, std::stri
 	return f.commit(err);
 }
 
-bool writeTraceFiles(const TraceSnapshot &s, const TraceFilter &f, const std::string &text,
-		     const std::string &json, std::string *err)
-{
-	if (!text.empty() && !writeFileAtomic(text, formatTraceText(s, f), err))
-		return false;
-	return json.empty() || writeFileAtomic(json, formatTraceJson(s, f), err);
-}
-
 bool checkWritable(const std::string &path, std::string *err)
 {
 	OutputFile f;
@@ -829,12 +814,6 @@ TraceCounters operator-(const TraceCounters &a, const TraceCounters &b)
 	t.csdQueued = a.csdQueued - b.csdQueued;
 	t.ipiSignals = a.ipiSignals - b.ipiSignals;
 	return t;
-}
-
-std::string formatTraceSummary(const TraceSnapshot &s, const TraceCounters &c,
-			       const TraceFilter &f)
-{
-	return formatTraceSummary(s.cpus, c, f);
 }
 
 std::string formatTraceSummary(const std::vector<TraceCpu> &cpus, const TraceCounters &c,

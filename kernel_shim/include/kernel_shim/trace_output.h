@@ -98,13 +98,6 @@ bool traceEventSelected(const TraceEvent &e, const TraceFilter &f);
 std::string formatTraceText(const TraceSnapshot &s, const TraceFilter &f);
 
 /*
- * The text of one event after "NAME: " as trace-cmd report prints it from
- * the event's print fmt (the same format the trace.dat file carries).
- * @mask: the mask an ipi_send_cpumask shows. Task context; allocates.
- */
-std::string traceEventInfo(const TraceEvent &e, const struct cpumask &mask);
-
-/*
  * A cpumask as trace-cmd report prints ipi_send_cpumask's cpumask= (a
  * __get_bitmask() of nr_cpu_ids bits stored in longs): 32-bit words, most
  * significant first, 8 hex digits each, comma-separated.
@@ -128,10 +121,6 @@ std::string formatTraceJson(const TraceSnapshot &s, const TraceFilter &f);
  * on failure. Task context.
  */
 bool writeFileAtomic(const std::string &path, const std::string &data, std::string *err);
-
-/* Write the text to @text and the JSON to @json (each skipped if ""), atomically. */
-bool writeTraceFiles(const TraceSnapshot &s, const TraceFilter &f, const std::string &text,
-		     const std::string &json, std::string *err);
 
 /* The formats a trace output can take. */
 enum class TraceFormat { Text, Json, Dat };
@@ -183,8 +172,6 @@ TraceCounters operator-(const TraceCounters &a, const TraceCounters &b);
  * The demo table's "trace:" lines: events written and dropped per CPU, and
  * the counters the census pipelines should print (@c, over the traced run).
  */
-std::string formatTraceSummary(const TraceSnapshot &s, const TraceCounters &c,
-			       const TraceFilter &f);
 std::string formatTraceSummary(const std::vector<TraceCpu> &cpus, const TraceCounters &c,
 			       const TraceFilter &f);
 
