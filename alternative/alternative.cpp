@@ -19,6 +19,7 @@
  *    inject torture delays; BUSTED() switches put plausible wrong patches
  *    in at their call sites (kernel_shim/busted.h).
  */
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -41,6 +42,7 @@
 #include <kernel_shim/torture.h>
 #include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
+#include <linux/execmem.h>
 #include <linux/atomic.h>
 #include <linux/context_tracking_work.h>
 #include <linux/irqflags.h>
@@ -145,7 +147,9 @@ static void *text_poke_memcpy(void *dst, const void *src, size_t len)
 	 */
 	while (done < len) {
 		u8 before[256];
-		size_t n = len - done < sizeof(before) ? len - done : sizeof(before);
+		unsigned long at = (unsigned long)dst + done;
+		/* one page at a time: a view maps one page (text_poke_copy() spans two) */
+		size_t n = std::min({len - done, sizeof(before), 4096 - (at & 4095)});
 		size_t chunk = 0;
 
 		memcpy(before, (const char *)dst + done, n);
@@ -189,8 +193,9 @@ static void *__text_poke(void *(*func)(void *, const void *, size_t), void *addr
 	 */
 	sync_core();
 
-	/* What we read back must be what we wrote. */
-	BUG_ON(memcmp(addr, src, len));
+	/* What we read back must be what we wrote (text_poke_set() checks nothing). */
+	if (func == text_poke_memcpy)
+		BUG_ON(memcmp(addr, src, len));
 
 	local_irq_restore(flags);
 	torture_delay(kshim::TortureDelay::TextWrite);	/* userspace: between a batch's writes */
@@ -209,6 +214,73 @@ void *text_poke(void *addr, const void *opcode, size_t len)
 void *text_poke_kgdb(void *addr, const void *opcode, size_t len)
 {
 	return __text_poke(text_poke_memcpy, addr, opcode, len);
+}
+
+/* Port of text_poke_memset(), arch/x86/kernel/alternative.c */
+static void *text_poke_memset(void *dst, const void *src, size_t len)
+{
+	int c = *(const int *)src;
+	u8 buf[256];
+	size_t done = 0;
+
+	/* userspace: memset() cannot reach the alias; copy a filled buffer through it */
+	memset(buf, c, sizeof(buf));
+	while (done < len) {
+		size_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+
+		text_poke_memcpy((char *)dst + done, buf, n);
+		done += n;
+	}
+	return dst;
+}
+
+/* Port of text_poke_copy_locked(), arch/x86/kernel/alternative.c */
+void *text_poke_copy_locked(void *addr, const void *opcode, size_t len, bool core_ok)
+{
+	unsigned long start = (unsigned long)addr;
+	size_t patched = 0;
+
+	if (WARN_ON_ONCE(!core_ok && core_kernel_text(start)))
+		return NULL;
+
+	while (patched < len) {
+		unsigned long ptr = start + patched;
+		size_t s = std::min<size_t>(PAGE_SIZE * 2 - (ptr & (PAGE_SIZE - 1)), len - patched);
+
+		__text_poke(text_poke_memcpy, (void *)ptr, (const char *)opcode + patched, s);
+		patched += s;
+	}
+	return addr;
+}
+
+/* Port of text_poke_copy(), arch/x86/kernel/alternative.c */
+void *text_poke_copy(void *addr, const void *opcode, size_t len)
+{
+	mutex_lock(&text_mutex);
+	addr = text_poke_copy_locked(addr, opcode, len, false);
+	mutex_unlock(&text_mutex);
+	return addr;
+}
+
+/* Port of text_poke_set(), arch/x86/kernel/alternative.c */
+void *text_poke_set(void *addr, int c, size_t len)
+{
+	unsigned long start = (unsigned long)addr;
+	size_t patched = 0;
+
+	if (WARN_ON_ONCE(core_kernel_text(start)))
+		return NULL;
+
+	mutex_lock(&text_mutex);
+	while (patched < len) {
+		unsigned long ptr = start + patched;
+		size_t s = std::min<size_t>(PAGE_SIZE * 2 - (ptr & (PAGE_SIZE - 1)), len - patched);
+
+		__text_poke(text_poke_memset, (void *)ptr, &c, s);
+		patched += s;
+	}
+	mutex_unlock(&text_mutex);
+	return addr;
 }
 
 /* Port of text_poke_early(), arch/x86/kernel/alternative.c, v6.16 */
@@ -999,6 +1071,8 @@ namespace {
 /* Boot: open the writable alias and zero the counters, before any CPU but 0 runs. */
 int poking_init(std::string &err)
 {
+	/* arch/x86/mm/init.c: execmem's ROX cache is refilled with INT3 by text_poke_set() */
+	kshim::execmemSetFill([](void *p, size_t n) { text_poke_set(p, INT3_INSN_OPCODE, n); });
 	if (text_poke_fd < 0) {
 		text_poke_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 		if (text_poke_fd < 0) {

@@ -2,6 +2,7 @@
 /*
  * Executable memory near the text (linux/execmem.h).
  */
+#include <cstring>
 #include <fcntl.h>
 #include <map>
 #include <mutex>
@@ -9,10 +10,13 @@
 #include <unistd.h>
 #include <vector>
 
+#include <set>
+
 #include <asm/tlbflush.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/execmem.h>
+#include <linux/vmalloc.h>
 
 extern "C" char __executable_start[];
 
@@ -31,6 +35,13 @@ long memfdPages;
 std::vector<long> freeOffsets;
 std::map<unsigned long, long> pageOffset;
 std::mutex lock;
+
+/* The ROX cache: its pages, the free ones (reused last-freed first), one grower at a time. */
+constexpr unsigned int kCacheGrowPages = 16;
+std::set<unsigned long> cachePages;
+std::vector<void *> cacheFree;
+std::mutex cacheLock;
+void (*fillRox)(void *ptr, size_t size);
 
 /* Once: can this host map a memfd page executable? (vm.memfd_noexec, noexec mounts) */
 bool memfdUsable()
@@ -94,57 +105,131 @@ void *mapPage(unsigned long hint)
 	return p;
 }
 
-} /* namespace */
+/* Unmap a page mapPage() mapped (its memfd offset back to the free list). */
+void unmapPage(unsigned long a)
+{
+	std::lock_guard<std::mutex> lk(lock);
+	auto it = pageOffset.find(a);
 
-/* Port of execmem_alloc(), mm/execmem.c (one page; see linux/execmem.h) */
-void *execmem_alloc(enum execmem_type type, size_t size)
+	BUG_ON(munmap((void *)a, kPage));
+	if (it != pageOffset.end()) {
+		/* Its bytes go; the offset is reused by a later page. */
+		fallocate(memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, it->second, kPage);
+		freeOffsets.push_back(it->second);
+		pageOffset.erase(it);
+	}
+}
+
+/* @n contiguous pages in the window near the text, read-write, hidden; or NULL */
+void *mapPages(unsigned int n)
 {
 	unsigned long base = (unsigned long)__executable_start & ~((1ul << 21) - 1);
 	bool below = base > (2ul << 30);
 	unsigned long lo = below ? base - (1ul << 30) : base + (512ul << 20);
 	unsigned long hi = below ? base - (512ul << 20) : base + (1ul << 30);
 
-	(void)type;
-	if (size > kPage)
-		return NULL;
 	if (!cursor)
 		cursor = lo;
 	for (unsigned int tries = 0; tries < 4096; tries++) {
 		unsigned long hint = cursor;
-		void *p;
+		unsigned int done = 0;
 
-		cursor += 16 * kPage;
+		cursor += (n + 15) / 16 * 16 * kPage + 16 * kPage;
 		if (cursor >= hi)
 			cursor = lo;
-		p = mapPage(hint);
-		if (!p)
+		while (done < n && mapPage(hint + done * kPage))
+			done++;
+		if (done < n) {
+			while (done--)
+				unmapPage(hint + done * kPage);
 			continue;
+		}
 		/* userspace: nothing runs it until its owner publishes it */
-		kshim::xmcTextHidden(p, kPage);
-		return p;
+		kshim::xmcTextHidden((void *)hint, n * kPage);
+		return (void *)hint;
 	}
 	return NULL;
 }
 
-/* Port of execmem_free(), mm/execmem.c: vfree(), then the lazy purge's kernel-range flush */
+/* Port of execmem_cache_populate(), mm/execmem.c: INT3-filled, then ROX (cacheLock held) */
+bool execmem_cache_populate(void)
+{
+	void *p = mapPages(kCacheGrowPages);
+
+	if (!p)
+		return false;
+	execmem_fill_trapping_insns(p, kCacheGrowPages * kPage, true);
+	set_memory_rox((unsigned long)p, kCacheGrowPages);
+	for (unsigned int i = kCacheGrowPages; i--;) {
+		cachePages.insert((unsigned long)p + i * kPage);
+		cacheFree.push_back((char *)p + i * kPage);
+	}
+	return true;
+}
+
+/* Port of execmem_cache_alloc(), mm/execmem.c */
+void *execmem_cache_alloc(void)
+{
+	std::lock_guard<std::mutex> lk(cacheLock);
+	void *p;
+
+	if (cacheFree.empty() && !execmem_cache_populate())
+		return NULL;
+	p = cacheFree.back();
+	cacheFree.pop_back();
+	kshim::xmcTextHidden(p, kPage);	/* userspace: its own hidden range from now on */
+	return p;
+}
+
+/* Port of execmem_cache_free(), mm/execmem.c: INT3 over it, back to the cache */
+bool execmem_cache_free(void *ptr)
+{
+	{
+		std::lock_guard<std::mutex> lk(cacheLock);
+
+		if (!cachePages.count((unsigned long)ptr))
+			return false;
+	}
+	/* userspace: its owner is done with it (module gone, program detached) */
+	kshim::xmcTextHidden(ptr, kPage);
+	execmem_fill_trapping_insns(ptr, kPage, false);
+	std::lock_guard<std::mutex> lk(cacheLock);
+	cacheFree.push_back(ptr);
+	return true;
+}
+
+} /* namespace */
+
+/* Port of execmem_alloc(), mm/execmem.c (one page; see linux/execmem.h) */
+void *execmem_alloc(enum execmem_type type, size_t size)
+{
+	if (size > kPage)
+		return NULL;
+	/* arch/x86/mm/init.c: module text and BPF come from the ROX cache */
+	if (type == EXECMEM_MODULE_TEXT || type == EXECMEM_BPF)
+		return execmem_cache_alloc();
+	return execmem_alloc_rw(type, size);
+}
+
+/* Port of execmem_alloc_rw(), mm/execmem.c */
+void *execmem_alloc_rw(enum execmem_type type, size_t size)
+{
+	(void)type;
+	if (size > kPage)
+		return NULL;
+	return mapPages(1);
+}
+
+/* Port of execmem_free(), mm/execmem.c: to the ROX cache, or vfree() with VM_FLUSH_RESET_PERMS */
 void execmem_free(void *ptr)
 {
-	if (!ptr)
+	if (!ptr || execmem_cache_free(ptr))
 		return;
-	BUG_ON(munmap(ptr, kPage));
+	kshim::xmcTextPublish(ptr, kPage);	/* userspace: the model forgets the range */
+	unmapPage((unsigned long)ptr);
 	kshim::tlbKernelRangeChanged((unsigned long)ptr, (unsigned long)ptr + kPage);	/* MODEL */
-	{
-		std::lock_guard<std::mutex> lk(lock);
-		auto it = pageOffset.find((unsigned long)ptr);
-
-		if (it != pageOffset.end()) {
-			/* Its bytes go; the offset is reused by a later page. */
-			fallocate(memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, it->second, kPage);
-			freeOffsets.push_back(it->second);
-			pageOffset.erase(it);
-		}
-	}
-	flush_tlb_kernel_range((unsigned long)ptr, (unsigned long)ptr + kPage);
+	/* vm_reset_perms(): one flush for it and every lazily freed area */
+	kshim::vmUnmapAliases((unsigned long)ptr, (unsigned long)ptr + kPage, true);
 }
 
 /* Port of set_memory_rox(), arch/x86/mm/pat/set_memory.c */
@@ -152,12 +237,46 @@ int set_memory_rox(unsigned long addr, int numpages)
 {
 	BUG_ON(mprotect((void *)addr, numpages * kPage, PROT_READ | PROT_EXEC));
 	kshim::tlbKernelRangeChanged(addr, addr + numpages * kPage);	/* MODEL */
-	/* userspace: cpa_flush() of a few pages; the scenario counts flush_tlb_all() */
+	/*
+	 * userspace: cpa_flush() sends __cpa_flush_tlb to every CPU up to 33
+	 * pages and flush_tlb_all() above; the ROX cache grows by a 2 MiB page
+	 * in the kernel, so flush_tlb_all() here whatever the size.
+	 */
 	flush_tlb_all();
 	return 0;
 }
 
+/* Port of execmem_fill_trapping_insns(), arch/x86/mm/init.c */
+void execmem_fill_trapping_insns(void *ptr, size_t size, bool writable)
+{
+	if (writable) {
+		memset(ptr, 0xcc, size);	/* INT3_INSN_OPCODE */
+		return;
+	}
+	BUG_ON(!fillRox);	/* userspace: the text-patching layer is not linked in */
+	fillRox(ptr, size);
+}
+
 namespace kshim {
+
+void execmemSetFill(void (*fill)(void *ptr, size_t size))
+{
+	fillRox = fill;
+}
+
+unsigned long execmemCachePages()
+{
+	std::lock_guard<std::mutex> lk(cacheLock);
+
+	return cachePages.size();
+}
+
+unsigned long execmemCacheFree()
+{
+	std::lock_guard<std::mutex> lk(cacheLock);
+
+	return cacheFree.size();
+}
 
 bool execmemAlias(const void *addr, int *fd, long *off)
 {

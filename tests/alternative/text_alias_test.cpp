@@ -149,7 +149,7 @@ TEST_F(TextAliasTest, RoxExecmemPageIsWrittenThroughItsView)
 	/* mov eax, imm32; ret */
 	u8 code[6] = {0xb8, 0x11, 0x11, 0x11, 0x11, 0xc3};
 	u32 imm = 0x22222222;
-	void *page = execmem_alloc(EXECMEM_MODULE_TEXT, 4096);
+	void *page = execmem_alloc_rw(EXECMEM_MODULE_TEXT, 4096);
 	pokelab::TextAliasStats s0 = pokelab::textAliasStats();
 	bool found = false;
 

@@ -60,7 +60,7 @@ protected:
 	/* Returns the number of stale-TLB violations the race produced. */
 	unsigned long race()
 	{
-		void *page = execmem_alloc(EXECMEM_MODULE_TEXT, 4096);
+		void *page = execmem_alloc_rw(EXECMEM_MODULE_DATA, 4096);
 		unsigned long before = 0, after = 0;
 
 		EXPECT_NE(page, nullptr);
@@ -153,7 +153,7 @@ protected:
 TEST_F(TlbiOff, V7WithoutTheGateIpisEveryCpu)
 {
 	unsigned long ipis = kshim::tlbRangeFlushRuns(1);
-	void *page = execmem_alloc(EXECMEM_MODULE_TEXT, 4096);
+	void *page = execmem_alloc_rw(EXECMEM_MODULE_DATA, 4096);
 
 	ASSERT_NE(page, nullptr);
 	kshim::cpuRun(1, [] {

@@ -93,7 +93,7 @@ int benchBatch(const BenchOptions &o)
 
 	if (bootBench("batch", o, 2, 1))
 		return 2;
-	page = (u8 *)execmem_alloc(EXECMEM_DEFAULT, 4096);
+	page = (u8 *)execmem_alloc_rw(EXECMEM_DEFAULT, 4096);
 	if (!page) {
 		kshim::shutdown();
 		fmt::print(stderr, "pokelab: bench batch: no executable page near the text\n");

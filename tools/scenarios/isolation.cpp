@@ -12,13 +12,15 @@
  *
  *	CPU 0 (housekeeping)	 the "kernel build": in turn
  *	  static-key flip	   bpf_stats_enabled_key, 164 sites, 3 deferrable syncs
- *	  module load		   text_poke() a relocation into module text +
- *				   smp_text_poke_sync_each_cpu_deferrable();
- *				   module_enable_rox() -> flush_tlb_all();
- *				   unload -> flush_tlb_kernel_range()
- *	  BPF JIT		   allocate module text, text_poke() the program,
- *				   mprotect() it read-only -> flush_tlb_all();
- *				   free the previous image -> flush_tlb_kernel_range()
+ *	  module load		   text from execmem's ROX cache (text_poke_copy()),
+ *				   data and rodata read-write; text_poke() a
+ *				   relocation + smp_text_poke_sync_each_cpu_deferrable();
+ *				   unload: text back to the cache under INT3, each
+ *				   data region vfree()d with VM_FLUSH_RESET_PERMS ->
+ *				   flush_tlb_kernel_range() of it and the lazy areas
+ *	  BPF JIT		   image in the ROX cache, JIT'd into a vmalloc()ed
+ *				   buffer, text_poke_copy(), vfree() the buffer
+ *				   (lazy); the previous image back under INT3
  *	CPUs 1..h-1		 "hackbench": synchronous smp_call_function_single()
  *				   messages to the next housekeeping CPU
  *	isolated CPUs		 user-mode loop, a system call every --syscall-ms
@@ -27,8 +29,10 @@
  * window": the isolated CPUs enter no system call while a window is open and
  * acknowledge it from user mode before it patches (as the demo does), so
  * every deferrable round finds them in user mode and the v7 count of
- * do_sync_core CSDs is exactly 0. The TLB-flush IPIs, which the series does
- * not defer, come at any time.
+ * do_sync_core CSDs is exactly 0. The TLB-flush IPIs come at any time: all
+ * of them from flush_tlb_kernel_range() (large ranges send do_flush_tlb_all,
+ * small ones do_kernel_range_flush), which v7 28-31 gate on
+ * kernel_cr3_loaded; v7 and off IPI the isolated CPUs with both.
  */
 
 #include <algorithm>
@@ -61,6 +65,7 @@
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
 #include <linux/execmem.h>
+#include <linux/vmalloc.h>
 #include <linux/mutex.h>
 #include <linux/smp.h>
 #include <linux/threads.h>
@@ -221,6 +226,38 @@ void runProbe(int cpu, VariantResult *r)
 	r->probeIpis = kshim::cpuStats(cpu).ipiReceived - ipis;
 }
 
+/*
+ * The idle probe: the isolated CPU goes idle (ct_idle_enter(); it stays on
+ * the kernel CR3, so kernel_cr3_loaded stays 1) while CPU 0 flips the key
+ * and a vfree() + vm_unmap_aliases() flushes a kernel range. v7 defers
+ * the syncs to the idle CPU but IPIs the flush; v7-tlbi the same (the flush
+ * gate reads 1); v8 gates both on kernel_cr3_loaded and IPIs both: the
+ * series' known cost of idle, shown apart from the census.
+ */
+std::atomic<bool> idleProbeWake;
+
+void runIdleProbe(int cpu, VariantResult *r)
+{
+	kshim::CpuStats cs0 = kshim::cpuStats(cpu);
+	unsigned long sync0 = pokelab::syncCoreRuns(cpu);
+	unsigned long tlb0 = kshim::tlbFlushAllRuns(cpu) + kshim::tlbRangeFlushRuns(cpu);
+	u64 until = kshim::clockNs() + 2000000000ull;
+
+	idleProbeWake.store(false);
+	kshim::cpuRun(cpu, [] { pokelab::ctIdleUntil(&idleProbeWake); });
+	while (ct_state_cpu(cpu) != CT_STATE_IDLE && kshim::clockNs() < until)
+		std::this_thread::yield();
+	for (int i = 0; i < 2; i++)
+		pokelab::bpf_stats_handler_write(i == 0);
+	vfree(vmalloc(4096));
+	vm_unmap_aliases();
+	idleProbeWake.store(true);
+	kshim::cpuWait(cpu);
+	r->idleIpis = kshim::cpuStats(cpu).ipiReceived - cs0.ipiReceived;
+	r->idleSyncIpis = pokelab::syncCoreRuns(cpu) - sync0;
+	r->idleTlbIpis = kshim::tlbFlushAllRuns(cpu) + kshim::tlbRangeFlushRuns(cpu) - tlb0;
+}
+
 /* Open a patching window: every isolated CPU acknowledged it from user mode. */
 void windowOpen(const struct cpumask *nohz, std::vector<IsoState> &iso)
 {
@@ -251,21 +288,27 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Isolat
 {
 	u8 code[16];
 	u32 reloc = 0x5eed0000u + (u32)(c.moduleLoads & 0xffff);
+	/* module_memory_alloc(): text from the ROX cache, data and rodata read-write */
 	void *text = execmem_alloc(EXECMEM_MODULE_TEXT, 4096);
+	void *data = execmem_alloc(EXECMEM_MODULE_DATA, 4096);
+	void *rodata = execmem_alloc(EXECMEM_MODULE_DATA, 4096);
 
-	if (!text) {
+	if (!text || !data || !rodata) {
+		execmem_free(text);
+		execmem_free(data);
+		execmem_free(rodata);
 		c.allocFail++;
 		return;
 	}
-	/* Unformed module: the loader copies its sections in. */
+	/* Unformed module: the loader copies its sections in (text through text_poke_copy()). */
 	gen_ret_imm(code, 0);
-	memcpy(text, code, sizeof(code));
-	set_memory_rox((unsigned long)text, 1);	/* module_enable_rox() */
+	text_poke_copy(text, code, sizeof(code));
+	memcpy(data, &reloc, sizeof(reloc));
 
 	/* write_relocate_add() on the live module: text_poke() + deferrable sync. */
 	windowOpen(nohz, iso);
 	mutex_lock(&text_mutex);
-	text_poke((u8 *)text + 1, &reloc, sizeof(reloc));
+	text_poke((u8 *)text + 1, data, sizeof(reloc));
 	smp_text_poke_sync_each_cpu_deferrable();
 	mutex_unlock(&text_mutex);
 	windowClose();
@@ -274,30 +317,40 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Isolat
 
 	if (((u32(*)(void))text)() != reloc)
 		c.badRuns++;
-	execmem_free(text);	/* unload */
+	/*
+	 * Unload, free_mod_mem(): the text goes back to the ROX cache under
+	 * INT3 (no flush); each data region is a vfree() with
+	 * VM_FLUSH_RESET_PERMS, whose flush also purges the lazily freed
+	 * vmalloc areas: the first usually spans the vmalloc space
+	 * (do_flush_tlb_all), the second is its own page (do_kernel_range_flush).
+	 */
+	execmem_free(text);
+	execmem_free(data);
+	execmem_free(rodata);
 	c.moduleLoads++;
 }
 
 void opJit(void **prev, IsolationOps &c)
 {
-	u8 code[16];
 	u32 imm = 0xb9f00000u + (u32)(c.jits & 0xffff);
+	/* bpf_jit_binary_pack_alloc(): the image in a ROX pack, a read-write buffer to JIT into */
 	void *image = execmem_alloc(EXECMEM_BPF, 4096);
+	u8 *rw = (u8 *)vmalloc(4096);
 
-	if (!image) {
+	if (!image || !rw) {
+		execmem_free(image);
+		vfree(rw);
 		c.allocFail++;
 		return;
 	}
-	/* bpf_jit_binary_pack_finalize(): text_poke_copy() (no sync), then ROX. */
-	gen_ret_imm(code, imm);
-	mutex_lock(&text_mutex);
-	text_poke(image, code, sizeof(code));
-	mutex_unlock(&text_mutex);
-	set_memory_rox((unsigned long)image, 1);
+	gen_ret_imm(rw, imm);
+	/* bpf_jit_binary_pack_finalize(): text_poke_copy() (no sync), the buffer freed lazily */
+	text_poke_copy(image, rw, 16);
+	vfree(rw);
 	kshim::xmcTextPublish(image, 4096);	/* the program is attached: it may run */
 	if (((u32(*)(void))image)() != imm)
 		c.badRuns++;
-	/* The program it replaces is freed. */
+	/* The program it replaces is freed: bpf_prog_pack_free(), INT3 over it. */
 	execmem_free(*prev);
 	*prev = image;
 	c.jits++;
@@ -364,6 +417,13 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	BUG_ON(!kshim::parseTraceCpus(nohzList, n, &filter, &ferr));
 
 	pokelab::bpf_stats_handler_write(0);
+	/*
+	 * The ROX cache is warm, as on a machine that has loaded modules since
+	 * boot: its growth (set_memory_rox(), a direct flush_tlb_all() that no
+	 * revision gates) does not fall inside the census.
+	 */
+	execmem_free(execmem_alloc(EXECMEM_MODULE_TEXT, 4096));
+	vm_unmap_aliases();
 	kshim::xmcQuiesce();
 
 	kshim::XmcStats xmc0 = kshim::xmcStats();
@@ -418,12 +478,34 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	for (unsigned int cpu = 1; cpu < n; cpu++)
 		kshim::cpuWait(cpu);
 	kshim::traceStop();
+	/* the isolated CPUs' interference is the load's: read before the probes */
+	for (unsigned int cpu = 1; cpu < n; cpu++) {
+		r->messages += hk[cpu].messages.load();
+		if (!cpumask_test_cpu(cpu, nohz))
+			continue;
+
+		IsoCpu c;
+		kshim::CpuStats cs = kshim::cpuStats(cpu);
+
+		c.cpu = cpu;
+		c.ipis = cs.irqHandled;
+		c.ipiNs = cs.irqNs;
+		c.ipiMaxNs = cs.irqMaxNs;
+		c.flushes = ctWorkFlushed(cpu);
+		c.flushNs = ctWorkFlushNs(cpu, &c.flushMaxNs);
+		c.syscalls = iso[cpu].syscalls.load();
+		c.iterations = iso[cpu].iterations.load();
+		r->iso.push_back(c);
+	}
 	/* the probe runs untraced: the census is the load's alone */
 	kshim::xmcQuiesce();
 	unsigned long violationsBeforeProbe = kshim::xmcStats().violations;
 	runProbe(cpumask_first(nohz), r);
 	kshim::xmcQuiesce();
 	r->probeViolations = kshim::xmcStats().violations - violationsBeforeProbe;
+	runIdleProbe(cpumask_first(nohz), r);
+	kshim::xmcQuiesce();
+	r->idleViolations = kshim::xmcStats().violations - violationsBeforeProbe - r->probeViolations;
 	{
 		kshim::XmcStats x = kshim::xmcStats() - xmc0;
 		std::vector<kshim::XmcViolation> log = kshim::xmcViolations();
@@ -447,24 +529,6 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 		else if (e.type == kshim::TraceType::IpiSendCpu ||
 			 e.type == kshim::TraceType::IpiSendCpumask)
 			r->ipiEvents++;
-	}
-	for (unsigned int cpu = 1; cpu < n; cpu++) {
-		r->messages += hk[cpu].messages.load();
-		if (!cpumask_test_cpu(cpu, nohz))
-			continue;
-
-		IsoCpu c;
-		kshim::CpuStats cs = kshim::cpuStats(cpu);
-
-		c.cpu = cpu;
-		c.ipis = cs.irqHandled;
-		c.ipiNs = cs.irqNs;
-		c.ipiMaxNs = cs.irqMaxNs;
-		c.flushes = ctWorkFlushed(cpu);
-		c.flushNs = ctWorkFlushNs(cpu, &c.flushMaxNs);
-		c.syscalls = iso[cpu].syscalls.load();
-		c.iterations = iso[cpu].iterations.load();
-		r->iso.push_back(c);
 	}
 	kshim::shutdown();
 

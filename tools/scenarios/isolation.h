@@ -41,6 +41,8 @@ struct VariantResult {
 	/* the kernel-side probe: an isolated CPU inside a system call while flips patch */
 	int probeCpu = -1;
 	unsigned long probeFlips = 0, probeIpis = 0, probeViolations = 0;
+	/* the idle probe: the same CPU idle (kernel CR3 loaded) during a flip and a range flush */
+	unsigned long idleIpis = 0, idleSyncIpis = 0, idleTlbIpis = 0, idleViolations = 0;
 	std::vector<IsoCpu> iso;
 };
 

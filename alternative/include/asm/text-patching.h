@@ -54,6 +54,19 @@ void *text_poke(void *addr, const void *opcode, size_t len);
 void *text_poke_kgdb(void *addr, const void *opcode, size_t len);
 
 /*
+ * The BPF JIT's and the module loader's writers: copy @len bytes of
+ * @opcode to @addr (text_poke_copy()), or fill @len bytes at @addr with the
+ * byte @c (text_poke_set()), in chunks of up to two pages, with no sync:
+ * for text that no CPU runs yet or any more (an execmem ROX cache page).
+ * text_poke_copy() and text_poke_set() take text_mutex; the _locked form
+ * wants it held. @core_ok: the program's own text may be written. Return
+ * @addr, or NULL (WARN once) for the program's own text. Task context.
+ */
+void *text_poke_copy_locked(void *addr, const void *opcode, size_t len, bool core_ok);
+void *text_poke_copy(void *addr, const void *opcode, size_t len);
+void *text_poke_set(void *addr, int c, size_t len);
+
+/*
  * Write text before it can run anywhere else (boot, before the other CPUs
  * start), then sync_core(), with IRQs off until after the sync.
  */

@@ -19,3 +19,12 @@ static inline bool is_kernel_noinstr_text(unsigned long addr)
 	return __noinstr_text_start && addr >= (unsigned long)__noinstr_text_start &&
 	       addr < (unsigned long)__noinstr_text_end;
 }
+
+extern "C" const char __executable_start[];
+extern "C" const char etext[];
+
+/* Port of core_kernel_text(), kernel/extable.c: the program's own text (no init text) */
+static inline bool core_kernel_text(unsigned long addr)
+{
+	return addr >= (unsigned long)__executable_start && addr < (unsigned long)etext;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * vmalloc() and vfree() with the lazy vmap purge, for the kernel TLB model.
+ *
+ * PORT: written fresh after mm/vmalloc.c (vmalloc(), vfree(),
+ * free_vmap_area_noflush(), __purge_vmap_area_lazy(), vm_unmap_aliases(),
+ * _vm_unmap_aliases()), for what pokelab's scenarios need.
+ *
+ * As in the kernel, vfree() unmaps the pages at once but flushes no TLB:
+ * the area goes on a lazy list, its virtual addresses stay reserved, and
+ * once more than lazy_max_pages() pages are lazy (or a caller asks,
+ * vm_unmap_aliases()) one flush_tlb_kernel_range() covers every lazy area
+ * from the lowest start to the highest end and the addresses are reused.
+ * That single flush is what sends most of the do_flush_tlb_all and
+ * do_kernel_range_flush CSDs of the series' census, and what v7 28-31
+ * gate.
+ *
+ * userspace: the "vmalloc space" is one reserved host mapping (64 MiB,
+ * PROT_NONE) far from the module area; a vmalloc()ed page is made
+ * read-write, a vfree()d one PROT_NONE again (the unmapped PTE), and the
+ * model records the change (kshim::tlbKernelRangeChanged()). The host
+ * flushes its own TLB; the flush IPIs and the model's translations are
+ * pokelab's. lazy_max_pages() is a model constant (8 pages); the kernel's
+ * is 32 MiB scaled by log2 of the CPUs.
+ *
+ * Task context on a CPU (the purge's flush is a cross-call); not
+ * async-signal-safe (a lock).
+ */
+#pragma once
+
+#include <cstddef>
+
+/* Page-aligned, zeroed, read-write memory of @size bytes, or NULL. */
+void *vmalloc(size_t size);
+/* Unmap @addr's area and queue it for the lazy purge. NULL is a no-op; BUG on a bad pointer. */
+void vfree(const void *addr);
+/* Purge every lazily freed area now, with one flush. */
+void vm_unmap_aliases(void);
+
+namespace kshim {
+
+/*
+ * mm/vmalloc.c's _vm_unmap_aliases(@start, @end, flush): purge the lazy
+ * areas and flush [@start, @end) widened to cover them, in one
+ * flush_tlb_kernel_range(); with nothing lazy and @flush, just
+ * [@start, @end). vm_reset_perms() calls it for an area freed with
+ * VM_FLUSH_RESET_PERMS (every execmem allocation).
+ */
+void vmUnmapAliases(unsigned long start, unsigned long end, bool flush);
+
+/* Pages on the lazy list now, and purges since the process began. */
+unsigned long vmapLazyPages() noexcept;
+unsigned long vmapPurges() noexcept;
+
+} /* namespace kshim */
