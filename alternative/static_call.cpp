@@ -19,6 +19,7 @@
 
 #include <asm/nops.h>
 #include <asm/text-patching.h>
+#include <kernel_shim/boot.h>
 #include <linux/bug.h>
 #include <linux/static_call.h>
 #include <kernel_shim/sigsafe.h>
@@ -166,8 +167,21 @@ static inline enum insn_type __sc_insn(bool null, bool tail)
 }
 
 /* Port of arch_static_call_transform(), arch/x86/kernel/static_call.c, v6.16 */
+extern "C" const void *const __start_static_call_ro[] __attribute__((weak));
+extern "C" const void *const __stop_static_call_ro[] __attribute__((weak));
+
+bool static_call_tramp_is_ro(const void *tramp)
+{
+	for (const void *const *p = __start_static_call_ro; p && p < __stop_static_call_ro; p++)
+		if (*p == tramp)
+			return true;
+	return false;
+}
+
 void arch_static_call_transform(void *site, void *tramp, void *func, bool tail)
 {
+	/* userspace: an _RO call's key is __ro_after_init; the kernel's write would fault */
+	BUG_ON(tramp && kshim::systemRunning() && static_call_tramp_is_ro(tramp));
 	mutex_lock(&text_mutex);
 
 	if (tramp) {

@@ -57,25 +57,50 @@ noinstr void arch_context_tracking_work(enum ct_work work)
 	}
 }
 
+/*
+ * userspace: pokelab's census of the deferred flushes (counted, timed,
+ * traced; this CPU, IRQs off), its own instrumentation, which the kernel's
+ * ct_work_flush() does not have: clock_gettime() and the trace buffer are
+ * not noinstr, so it runs inside a pokelab_instr region.
+ */
+static noinstr u64 ct_work_census_begin(unsigned int work)
+{
+	u64 t0;
+
+	pokelab_instr_begin();
+	t0 = kshim::clockNs();
+	trace_pokelab_ct_work_flush(work);
+	pokelab_instr_end();
+	return t0;
+}
+
+static noinstr void ct_work_census_end(u64 t0)
+{
+	unsigned long dt;
+
+	pokelab_instr_begin();
+	dt = kshim::clockNs() - t0;
+	pokelab_instr_end();
+	this_cpu_inc(ct_work_flushed);
+	this_cpu_add(ct_work_flush_ns, dt);
+	if (dt > this_cpu_read(ct_work_flush_max_ns))
+		this_cpu_write(ct_work_flush_max_ns, dt);
+}
+
 /* Port of ct_work_flush(), kernel/context_tracking.c (v7) */
 static noinstr void ct_work_flush(unsigned long seq)
 {
 	seq = (seq & CT_WORK_MASK) >> CT_WORK_START;
 
+	/* each work is noinstr, cannot block, and may run from an NMI */
 	for (int bit = 0; bit < CT_WORK_MAX_OFFSET; bit++) {
-		unsigned long t0, dt;
+		u64 t0;
 
 		if (!(seq & (1UL << bit)))
 			continue;
-		t0 = kshim::clockNs();
-		trace_pokelab_ct_work_flush(1u << bit);	/* userspace: pokelab's event */
+		t0 = ct_work_census_begin(1u << bit);	/* userspace */
 		arch_context_tracking_work((enum ct_work)(1 << bit));
-		/* userspace: counted and timed for pokelab's reports (this CPU, IRQs off) */
-		dt = kshim::clockNs() - t0;
-		this_cpu_inc(ct_work_flushed);
-		this_cpu_add(ct_work_flush_ns, dt);
-		if (dt > this_cpu_read(ct_work_flush_max_ns))
-			this_cpu_write(ct_work_flush_max_ns, dt);
+		ct_work_census_end(t0);	/* userspace */
 	}
 }
 
@@ -128,7 +153,7 @@ static __always_inline void ct_kernel_enter_state(int offset)
 	torture_delay(kshim::TortureDelay::EntryBeforeFlush);
 	if (!BUSTED(SKIP_ENTRY_FLUSH))
 		ct_work_flush(seq);
-	/* userspace: catchup (v8 RFC) serialises on every entry from an EQS */
+	/* userspace: pokelab-catchup (v8 RFC) serialises on every entry from an EQS */
 	if (ct_defer_policy == CT_DEFER_CATCHUP && ct_this()->active) {
 		arch_context_tracking_work(CT_WORK_SYNC);
 		this_cpu_inc(ct_work_flushed);
@@ -358,7 +383,7 @@ bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 		return false;
 
 	/*
-	 * userspace: catchup (v8 RFC) keeps no work bits: every entry from an
+	 * userspace: pokelab-catchup (v8 RFC) keeps no work bits: every entry from an
 	 * EQS serialises, so a CPU seen outside the kernel needs no IPI.
 	 */
 	if (ct_defer_policy == CT_DEFER_CATCHUP)
@@ -425,7 +450,7 @@ const char *ct_defer_policy_name(enum ct_defer_policy p)
 	case CT_DEFER_V5:
 		return "v5";
 	case CT_DEFER_CATCHUP:
-		return "catchup";
+		return "pokelab-catchup";
 	case CT_DEFER_V7_TLBI:
 		return "v7-tlbi";
 	case CT_DEFER_V8:
@@ -463,7 +488,7 @@ int setCtDefer(const char *val, std::string &err)
 		{"off", CT_DEFER_OFF},
 		{"v7", CT_DEFER_V7},
 		{"v5", CT_DEFER_V5},
-		{"catchup", CT_DEFER_CATCHUP},
+		{"pokelab-catchup", CT_DEFER_CATCHUP},
 		{"v7-tlbi", CT_DEFER_V7_TLBI},
 		{"v8", CT_DEFER_V8},
 	};
@@ -476,7 +501,7 @@ int setCtDefer(const char *val, std::string &err)
 		}
 	}
 	err = std::string("pokelab.ct_defer=") + (val ? val : "") +
-	      ": expected pokelab.ct_defer=off, v7, v7-tlbi, v8, v5 or catchup";
+	      ": expected pokelab.ct_defer=off, v7, v7-tlbi, v8, v5 or pokelab-catchup";
 	return -EINVAL;
 }
 
@@ -500,7 +525,7 @@ kshim::BootParamRegistrar ctDeferParam({
 		policyGiven = false;
 		policyParam = CT_DEFER_OFF;
 	},
-	"pokelab.ct_defer=off|v7|v7-tlbi|v8|v5|catchup",
+	"pokelab.ct_defer=off|v7|v7-tlbi|v8|v5|pokelab-catchup",
 });
 
 kshim::BootParamRegistrar ctTortureParam({
@@ -511,7 +536,7 @@ kshim::BootParamRegistrar ctTortureParam({
 /*
  * userspace: for the cross-modifying-code model, does @cpu have a deferred
  * sync that its next entry runs before any instrumentable code? A work bit
- * (v7, v5), or catchup's unconditional serialisation at every entry.
+ * (v7, v5), or pokelab-catchup's unconditional serialisation at every entry.
  */
 bool ctDeferredSyncPending(int cpu)
 {
@@ -559,6 +584,7 @@ int contextTrackingInit(std::string &)
 	kshim::xmcSetSyncPending(ctDeferredSyncPending);
 	/* v7 28-31 (CONFIG_COALESCE_TLBI): kernel TLB flushes skip CPUs in user mode */
 	kshim::tlbSetCoalesce(ct_defer_policy == CT_DEFER_V7_TLBI || ct_defer_policy == CT_DEFER_V8);
+	pokelab::ctEntrySetCr3Mode(kshim::tlbCoalesce(), ct_defer_policy == CT_DEFER_V8);
 	return 0;
 }
 

@@ -56,65 +56,135 @@ DEFINE_PER_CPU(bool, irq_from_user);
 void (*pokelab::entryCr3Hook)(unsigned int cpu);
 
 /*
- * userspace: the C stand-in for the entry stub's SWITCH_TO_KERNEL_CR3 with
- * v7 28-31 (CONFIG_COALESCE_TLBI), first thing on an entry from user mode:
- * the signal, then the kernel TLB flush, in the order the v7 30/31 review
- * settled on (arch/x86/entry/calling.h, RFC). The flusher's side is
- * flush_tlb_kernel_cond() in kernel_shim/src/tlb.cpp.
- *
- *	CPU n (entry)				flusher
- *	kernel_cr3_loaded = 1			change page tables
- *	smp_mb()				smp_mb()
- *	flush (reads the tables)		read kernel_cr3_loaded[n]
- *
- * v7 itself flushed first and stored after: a flusher that reads 0 in
- * between skips a CPU already past its flush (pokelab.busted=cr3-loaded-late).
+ * The entry stub's C helpers: each noinstr, each a step the stub calls.
+ * userspace: entry_cr3_window() is pokelab's own (the replay test's hook,
+ * an indirect call, and the torture delay point inside the window).
  */
-static __always_inline void switch_to_kernel_cr3(void)
+extern "C" noinstr void entry_cr3_window(void)
 {
-	/*
-	 * v8 (RFC 09/10): the MOV to CR3 serialises (SDM Vol. 2 4.3) and is
-	 * the deferred text sync; userspace: sync_core()'s flavour
-	 * (SERIALIZE or IRET-to-self, never CPUID) stands in for it and is
-	 * what the model records as this CPU's serialisation.
-	 */
-	bool v8 = ct_defer_policy == CT_DEFER_V8;
-
-	if (!kshim::tlbCoalesce())
-		return;
-	if (BUSTED(CR3_LOADED_LATE)) {
-		if (v8)
-			sync_core();
-		kshim::tlbFlushLocal();
-		if (pokelab::entryCr3Hook)
-			pokelab::entryCr3Hook(smp_processor_id());
-		torture_delay(kshim::TortureDelay::EntryCr3Window);
-		this_cpu_write(kernel_cr3_loaded, 1);
-		return;
-	}
-	this_cpu_write(kernel_cr3_loaded, 1);
-	/* pairs with the smp_mb() in flush_tlb_kernel_range() and in ct_set_cpu_work() (v8) */
-	smp_mb();
-	if (pokelab::entryCr3Hook)
+	if (pokelab::entryCr3Hook) {
+		pokelab_instr_begin();
 		pokelab::entryCr3Hook(smp_processor_id());
+		pokelab_instr_end();
+	}
 	torture_delay(kshim::TortureDelay::EntryCr3Window);
-	if (v8)
-		sync_core();
+}
+
+/*
+ * v8 (RFC 09/10): the MOV to CR3 serialises (SDM Vol. 2 4.3) and is the
+ * deferred text sync; userspace: sync_core()'s flavour (SERIALIZE or
+ * IRET-to-self, never CPUID) stands in for it and is what the model
+ * records as this CPU's serialisation.
+ */
+extern "C" noinstr void entry_cr3_write(void)
+{
+	sync_core();
+}
+
+/* The kernel TLB flush right after the switch (v7 28-31, v8). */
+extern "C" noinstr void entry_kernel_tlb_flush(void)
+{
 	kshim::tlbFlushLocal();
 }
 
-/* userspace: SWITCH_TO_USER_CR3's half of v7 28-31: the 1 -> 0 edge costs a spurious IPI only */
-static __always_inline void switch_to_user_cr3(void)
+/* pokelab.busted=cr3-loaded-late: v7 30/31's own order, flush first, store after */
+extern "C" noinstr void switch_to_kernel_cr3_late(void)
 {
-	if (kshim::tlbCoalesce())
-		this_cpu_write(kernel_cr3_loaded, 0);
+	if (ct_defer_policy == CT_DEFER_V8)
+		entry_cr3_write();
+	entry_kernel_tlb_flush();
+	entry_cr3_window();
+	this_cpu_write(kernel_cr3_loaded, 1);
 }
+
+/* What the stub does: 0 nothing (no CONFIG_COALESCE_TLBI), 1 v7-tlbi, 2 v8, 3 the late store. */
+extern "C" int pokelab_entry_cr3_mode;
+int pokelab_entry_cr3_mode;
+
+static_assert(sizeof(kshim::PerCpu<int>::Slot) == 64, "the stub indexes per-CPU slots by << 6");
+
+/*
+ * The entry and exit stubs, SWITCH_TO_KERNEL_CR3 / SWITCH_TO_USER_CR3 with
+ * v7 28-31 (CONFIG_COALESCE_TLBI) in the order the v7 30/31 review settled
+ * on (arch/x86/entry/calling.h, RFC), in asm in the noinstr section: they
+ * run first on every entry from user mode, before any C entry code, and
+ * last on the way out. The flusher's side is flush_tlb_kernel_cond() in
+ * kernel_shim/src/tlb.cpp:
+ *
+ *	CPU n (entry stub)			flusher
+ *	kernel_cr3_loaded = 1			change page tables
+ *	smp_mb()				smp_mb()
+ *	[v8: the CR3 write, serialising]	read kernel_cr3_loaded[n]
+ *	flush (reads the tables)
+ *
+ * either the flusher sees 1 and IPIs, or the CPU's flush sees the change
+ * (and, v8, a text writer that read 0 wrote before the CPU serialised).
+ * v7 itself flushed first and stored after: a flusher that reads 0 in
+ * between skips a CPU already past its flush (pokelab.busted=cr3-loaded-late,
+ * switch_to_kernel_cr3_late() above). The smp_mb() is the kernel's x86 one,
+ * a locked add of 0 below the stack pointer. The exit stub's 1 -> 0 edge
+ * costs a spurious IPI at most.
+ * userspace: per-CPU data is not %gs-relative; the stub reads the CPU id
+ * from initial-exec TLS (kshim::tlsCpu) and indexes the 64-byte slots.
+ */
+asm(".pushsection noinstr_text, \"ax\", @progbits\n"
+    ".globl pokelab_switch_to_kernel_cr3\n"
+    ".type pokelab_switch_to_kernel_cr3, @function\n"
+    "pokelab_switch_to_kernel_cr3:\n\t"
+    "movl pokelab_entry_cr3_mode(%rip), %eax\n\t"
+    "testl %eax, %eax\n\t"
+    "jz 9f\n\t"
+    "cmpl $3, %eax\n\t"
+    "je switch_to_kernel_cr3_late\n\t"
+    "subq $8, %rsp\n\t"				/* the calls below want %rsp 16-aligned */
+    "movq _ZN5kshim6tlsCpuE@gottpoff(%rip), %rcx\n\t"
+    "movslq %fs:(%rcx), %rcx\n\t"
+    "shlq $6, %rcx\n\t"
+    "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
+    "movl $1, (%rdx,%rcx)\n\t"			/* kernel_cr3_loaded = 1 */
+    "lock addl $0, -4(%rsp)\n\t"		/* smp_mb() */
+    "call entry_cr3_window\n\t"
+    "cmpl $2, pokelab_entry_cr3_mode(%rip)\n\t"
+    "jne 1f\n\t"
+    "call entry_cr3_write\n"			/* v8: the CR3 write's serialisation */
+    "1:\n\t"
+    "addq $8, %rsp\n\t"
+    "jmp entry_kernel_tlb_flush\n"		/* the kernel TLB flush */
+    "9:\n\t"
+    "ret\n"
+    ".size pokelab_switch_to_kernel_cr3, . - pokelab_switch_to_kernel_cr3\n"
+    ".globl pokelab_switch_to_user_cr3\n"
+    ".type pokelab_switch_to_user_cr3, @function\n"
+    "pokelab_switch_to_user_cr3:\n\t"
+    "cmpl $0, pokelab_entry_cr3_mode(%rip)\n\t"
+    "je 9f\n\t"
+    "movq _ZN5kshim6tlsCpuE@gottpoff(%rip), %rcx\n\t"
+    "movslq %fs:(%rcx), %rcx\n\t"
+    "shlq $6, %rcx\n\t"
+    "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
+    "movl $0, (%rdx,%rcx)\n"			/* kernel_cr3_loaded = 0 */
+    "9:\n\t"
+    "ret\n"
+    ".size pokelab_switch_to_user_cr3, . - pokelab_switch_to_user_cr3\n"
+    ".popsection\n");
+
+extern "C" void pokelab_switch_to_kernel_cr3(void);
+extern "C" void pokelab_switch_to_user_cr3(void);
+
+namespace pokelab {
+
+void ctEntrySetCr3Mode(bool coalesce, bool v8)
+{
+	pokelab_entry_cr3_mode = !coalesce ? 0 : BUSTED(CR3_LOADED_LATE) ? 3 : v8 ? 2 : 1;
+}
+
+} /* namespace pokelab */
 
 /* Port of enter_from_user_mode(), include/linux/entry-common.h */
 noinstr void enter_from_user_mode(struct pt_regs *regs)
 {
 	(void)regs;
-	switch_to_kernel_cr3();	/* userspace: the entry stub's, before any C */
+	pokelab_switch_to_kernel_cr3();	/* userspace: the entry stub, called first */
 	lockdep_assert_irqs_disabled();
 	WRITE_ONCE(*this_cpu_ptr(&in_user_mode), false);
 	WARN_ON_ONCE(__ct_state() != CT_STATE_USER);
@@ -135,7 +205,7 @@ noinstr void exit_to_user_mode(void)
 	/* user_enter_irqoff() */
 	__ct_user_enter(CT_STATE_USER);
 	WRITE_ONCE(*this_cpu_ptr(&in_user_mode), true);
-	switch_to_user_cr3();	/* userspace: the exit stub's, after every C */
+	pokelab_switch_to_user_cr3();	/* userspace: the exit stub, called last */
 }
 
 /* The user-mode and idle branches of irqentry_enter(), kernel/entry/common.c */

@@ -72,7 +72,9 @@ BootParamRegistrar panicOnWarnParam({
 
 } /* namespace */
 
-void bugAt(const char *file, int line, const char *func, const char *cond) noexcept
+namespace {
+
+[[noreturn]] void bugReport(const char *file, int line, const char *func, const char *cond) noexcept
 {
 	SigSafeBuf b;
 
@@ -86,7 +88,7 @@ void bugAt(const char *file, int line, const char *func, const char *cond) noexc
 	die();
 }
 
-void notOnCpu(const char *file, int line) noexcept
+[[noreturn]] void notOnCpuReport(const char *file, int line) noexcept
 {
 	SigSafeBuf b;
 
@@ -97,7 +99,7 @@ void notOnCpu(const char *file, int line) noexcept
 	die();
 }
 
-void warnAt(const char *file, int line, const char *func, const char *cond) noexcept
+void warnReport(const char *file, int line, const char *func, const char *cond) noexcept
 {
 	SigSafeBuf b;
 
@@ -111,6 +113,34 @@ void warnAt(const char *file, int line, const char *func, const char *cond) noex
 		dumpStack();
 		die();
 	}
+}
+
+} /* namespace */
+
+/*
+ * The slow paths of BUG(), WARN() and smp_processor_id()'s check, reached
+ * from noinstr code too: noinstr themselves, the report inside an
+ * instrumentation region, as the kernel's #UD handler (handle_bug()) is.
+ */
+noinstr void bugAt(const char *file, int line, const char *func, const char *cond) noexcept
+{
+	pokelab_instr_begin();
+	bugReport(file, line, func, cond);
+	pokelab_instr_end();
+}
+
+noinstr void notOnCpu(const char *file, int line) noexcept
+{
+	pokelab_instr_begin();
+	notOnCpuReport(file, line);
+	pokelab_instr_end();
+}
+
+noinstr void warnAt(const char *file, int line, const char *func, const char *cond) noexcept
+{
+	pokelab_instr_begin();
+	warnReport(file, line, func, cond);
+	pokelab_instr_end();
 }
 
 namespace {

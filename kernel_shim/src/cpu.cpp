@@ -26,7 +26,7 @@ CpuState cpuStates[NR_CPUS];
 thread_local char taskIdentity;
 } /* namespace */
 
-CpuState &cpuState(int cpu) noexcept
+noinstr CpuState &cpuState(int cpu) noexcept
 {
 	return cpuStates[cpu];
 }

@@ -107,7 +107,12 @@ int installIpiHandler(std::string &err)
 	return 0;
 }
 
-unsigned long archLocalIrqSave() noexcept
+/*
+ * The IRQ flag helpers are reached from noinstr code (raw_local_irq_save()
+ * in ct_idle_exit(), irqs_disabled() checks): noinstr, as the kernel's are
+ * __always_inline instructions.
+ */
+noinstr unsigned long archLocalIrqSave() noexcept
 {
 	CpuState &c = cpuState(smp_processor_id());
 	unsigned long was = c.irqDisabled.load(std::memory_order_relaxed);
@@ -118,7 +123,7 @@ unsigned long archLocalIrqSave() noexcept
 	return was;
 }
 
-void archLocalIrqRestore(unsigned long flags) noexcept
+noinstr void archLocalIrqRestore(unsigned long flags) noexcept
 {
 	CpuState &c = cpuState(smp_processor_id());
 
@@ -129,6 +134,12 @@ void archLocalIrqRestore(unsigned long flags) noexcept
 	}
 	c.irqDisabled.store(0, std::memory_order_relaxed);
 	std::atomic_signal_fence(std::memory_order_seq_cst);
+	/*
+	 * userspace: what follows is the model's hook and the delivery of a
+	 * pending interrupt, which the hardware does in the kernel (no call
+	 * from the noinstr code that set IF): pokelab's own.
+	 */
+	pokelab_instr_begin();
 	/* A CPU that wrote text with IRQs off may run any text from here on. */
 	xmcIrqsOn(smp_processor_id());
 	/* An IPI that came while masked is taken now, before we return. */
@@ -136,6 +147,7 @@ void archLocalIrqRestore(unsigned long flags) noexcept
 		handleIpi(c);
 		xmcEret();
 	}
+	pokelab_instr_end();
 }
 
 bool inTask() noexcept
@@ -143,7 +155,7 @@ bool inTask() noexcept
 	return cpuState(smp_processor_id()).hardirq.load(std::memory_order_relaxed) == 0;
 }
 
-bool archIrqsDisabled() noexcept
+noinstr bool archIrqsDisabled() noexcept
 {
 	return cpuState(smp_processor_id()).irqDisabled.load(std::memory_order_relaxed);
 }

@@ -37,6 +37,9 @@ extern "C" const unsigned long __start___instr_begin[] __attribute__((weak));
 extern "C" const unsigned long __stop___instr_begin[] __attribute__((weak));
 extern "C" const unsigned long __start___instr_end[] __attribute__((weak));
 extern "C" const unsigned long __stop___instr_end[] __attribute__((weak));
+/* DEFINE_STATIC_CALL_RO()'s trampolines (linux/static_call.h) */
+extern "C" const unsigned long __start_static_call_ro[] __attribute__((weak));
+extern "C" const unsigned long __stop_static_call_ro[] __attribute__((weak));
 
 namespace kshim {
 
@@ -67,6 +70,33 @@ std::vector<Marker> markers(unsigned long lo, unsigned long hi)
 } /* namespace */
 
 namespace {
+
+bool staticCallRo(unsigned long tramp)
+{
+	for (const unsigned long *p = __start_static_call_ro; p && p < __stop_static_call_ro; p++)
+		if (*p == tramp)
+			return true;
+	return false;
+}
+
+/*
+ * A call or jump from @where to @t, outside the section and any region. As
+ * objtool's noinstr_call_dest(): a static call's trampoline may be called
+ * (its target is checked where it is defined), but only an _RO one.
+ */
+void checkCallOut(unsigned long t, const std::string &where, std::vector<std::string> &out)
+{
+	std::string sym = traceSymbol(t, false);
+	const std::string prefix = "__SCT__";	/* STATIC_CALL_TRAMP_PREFIX */
+
+	if (sym.compare(0, prefix.size(), prefix) == 0) {
+		if (!staticCallRo(t))
+			out.push_back(fmt::format("{}: {}: non-RO static call usage in noinstr",
+						  where, sym.substr(prefix.size())));
+		return;
+	}
+	out.push_back(fmt::format("{}: call to {}() leaves .noinstr.text section", where, sym));
+}
 
 /*
  * One function, [@fs, @fe), walked as objtool walks it: from its entry
@@ -118,9 +148,7 @@ void checkFunction(unsigned long fs, unsigned long fe, const std::string &fn,
 					 * its undefined weak TLS init function: never taken.
 					 */
 					if (t && (t < lo || t >= hi) && !depth)
-						out.push_back(fmt::format("{}: call to {}() leaves "
-									  ".noinstr.text section", where,
-									  traceSymbol(t, false)));
+						checkCallOut(t, where, out);
 					if ((jmp || jcc) && t >= fs && t < fe)
 						work.push_back({t, depth});
 				} else if (!depth) {
@@ -166,14 +194,26 @@ std::vector<std::string> noinstrCheck()
 }
 
 /*
- * The boot check: pokelab.noinstr_check=refuse (as objtool fails the build)
- * | warn | off, off by default until the tree's own findings are fixed
- * (docs/context_tracking.md).
+ * The boot check: pokelab.noinstr_check=refuse (as objtool fails the build;
+ * the default but in sanitizer builds) | warn | off (docs/context_tracking.md).
  */
 namespace {
 
 enum class NoinstrMode { Refuse, Warn, Off };
-NoinstrMode noinstrMode = NoinstrMode::Off;
+
+/*
+ * userspace: a sanitizer build cannot keep noinstr code in its section: the
+ * compiler does not inline a helper into a function whose sanitize
+ * attributes differ (the kernel marks every such helper __always_inline),
+ * so per-CPU and TLS accessors become calls out. There the check is off by
+ * default (docs/context_tracking.md).
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr NoinstrMode kDefaultMode = NoinstrMode::Off;
+#else
+constexpr NoinstrMode kDefaultMode = NoinstrMode::Refuse;
+#endif
+NoinstrMode noinstrMode = kDefaultMode;
 
 int setNoinstrCheck(const char *val, std::string &err)
 {
@@ -191,7 +231,7 @@ int setNoinstrCheck(const char *val, std::string &err)
 }
 
 BootParamRegistrar noinstrParam({
-	"pokelab.noinstr_check", setNoinstrCheck, [] { noinstrMode = NoinstrMode::Off; },
+	"pokelab.noinstr_check", setNoinstrCheck, [] { noinstrMode = kDefaultMode; },
 	"pokelab.noinstr_check=refuse|warn|off: objtool's noinstr check of the machine code",
 });
 

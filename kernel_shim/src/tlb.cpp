@@ -161,7 +161,7 @@ void tlbSetCoalesce(bool on) noexcept
 	}
 }
 
-bool tlbCoalesce() noexcept
+noinstr bool tlbCoalesce() noexcept
 {
 	return coalesce;
 }
@@ -187,7 +187,7 @@ void tlbKernelRangeChanged(unsigned long start, unsigned long end)
 	ptGen.store(g, std::memory_order_seq_cst);
 }
 
-void tlbFlushLocal() noexcept
+noinstr void tlbFlushLocal() noexcept
 {
 	int cpu = smp_processor_id();
 

@@ -3,8 +3,10 @@
  * objtool's noinstr check on the machine code: deliberately bad noinstr
  * functions (a call out of the section, a tail call out of it, an indirect
  * call) each get objtool's warning; the same call inside an
- * instrumentation_begin()/instrumentation_end() region does not; boot
- * refuses under pokelab.noinstr_check=refuse and names the first one.
+ * instrumentation_begin()/instrumentation_end() region does not; a static
+ * call is allowed only through DEFINE_STATIC_CALL_RO(); boot refuses under
+ * pokelab.noinstr_check=refuse (the default) and names the first one; the
+ * rest of the tree has no finding.
  */
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
@@ -16,6 +18,8 @@
 #include <kernel_shim/noinstr_check.h>
 #include <linux/compiler.h>
 #include <linux/instrumentation.h>
+#include <linux/jump_label.h>
+#include <linux/static_call.h>
 
 extern "C" {
 
@@ -54,6 +58,36 @@ noinstr void noinstr_test_in_region(void)
 	noinstrTestSink = 6;
 }
 
+int noinstr_test_target(int x)
+{
+	return x + 1;
+}
+
+} /* extern "C" */
+
+DEFINE_STATIC_CALL(noinstr_test_sc, noinstr_test_target);
+DEFINE_STATIC_KEY_FALSE_RO(noinstr_test_key_ro);
+DEFINE_STATIC_CALL_RO(noinstr_test_sc_ro, noinstr_test_target);
+
+extern "C" {
+
+noinstr void noinstr_test_static_call(void)
+{
+	noinstrTestSink = static_call(noinstr_test_sc)(7);
+}
+
+noinstr void noinstr_test_static_call_ro(void)
+{
+	noinstrTestSink = static_call(noinstr_test_sc_ro)(8);
+}
+
+/* an _RO key in noinstr code: a JMP/NOP inside the function, nothing to report */
+noinstr void noinstr_test_key_ro_user(void)
+{
+	if (static_branch_unlikely(&noinstr_test_key_ro))
+		noinstrTestSink = 9;
+}
+
 } /* extern "C" */
 
 namespace {
@@ -83,6 +117,50 @@ TEST(NoinstrCheck, EachBadFunctionGetsObjtoolsWarning)
 	}
 	/* the call inside the region is allowed */
 	EXPECT_EQ(count(w, "noinstr_test_in_region"), 0u);
+	/* a static call: only through an _RO one (its trampoline is not "leaving") */
+	EXPECT_EQ(count(w, "noinstr_test_static_call+0x"), 1u);
+	EXPECT_EQ(count(w, "noinstr_test_sc: non-RO static call usage in noinstr"), 1u);
+	EXPECT_EQ(count(w, "noinstr_test_static_call_ro"), 0u);
+	EXPECT_EQ(count(w, "__SCT__"), 0u);
+	EXPECT_EQ(count(w, "noinstr_test_key_ro_user"), 0u);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+TEST(NoinstrCheck, TheTreeItselfIsClean)
+{
+	if (kSanitized)
+		GTEST_SKIP() << "a sanitizer build calls out of noinstr code (docs/context_tracking.md)";
+	/* everything but this file's deliberately bad functions */
+	for (const std::string &s : kshim::noinstrCheck())
+		EXPECT_EQ(s.rfind("noinstr_test_", 0), 0u) << s;
+}
+
+TEST(NoinstrCheck, BootRefusesByDefault)
+{
+	std::string err;
+
+	if (kSanitized)
+		GTEST_SKIP() << "the check is off by default in a sanitizer build";
+	ASSERT_NE(kshim::boot("nr_cpus=2", &err, true), 0);
+	EXPECT_EQ(err.rfind("noinstr: noinstr_test_", 0), 0u) << err;
+	EXPECT_FALSE(kshim::booted());
+}
+
+TEST(NoinstrCheck, AnRoStaticCallCannotChangeOnceRunning)
+{
+	std::string err;
+
+	ASSERT_EQ(kshim::boot("nr_cpus=2 pokelab.noinstr_check=off", &err, true), 0) << err;
+	/* the non-RO one may change */
+	static_call_update(noinstr_test_sc, &noinstr_test_target);
+	EXPECT_DEATH(static_call_update(noinstr_test_sc_ro, &noinstr_test_target),
+		     "BUG_ON\\(.*static_call_tramp_is_ro");
+	kshim::shutdown();
 }
 
 TEST(NoinstrCheck, BootRefusesWhenAskedTo)

@@ -153,7 +153,7 @@ int runDemo(const DemoOptions &o)
 					 kshim::cpumaskPrintList(&hot),
 			   o.flips, o.flips == 1 ? "" : "s");
 		if (cpumask_empty(kshim::nohzFullMask()) &&
-		    (o.isolatedInKernel || o.ctDefer == "v5" || o.ctDefer == "catchup"))
+		    (o.isolatedInKernel || o.ctDefer == "v5" || o.ctDefer == "pokelab-catchup"))
 			fmt::print(stderr, "pokelab: warning: --ct-defer/--isolated-in-kernel only "
 				   "change isolated CPUs, and none is isolated: add --nohz-full LIST\n");
 	}
@@ -271,10 +271,10 @@ void addDemo(CLI::App &app)
 	d->add_option("--ct-defer", opts.ctDefer,
 		      "How isolated CPUs are spared sync IPIs: off (mainline), v7 (default with "
 		      "nohz_full), v7-tlbi (v7 + kernel TLB flushes, 28-31), v8 (RFC: gated by "
-		      "kernel_cr3_loaded), v5 (the bug, replayed), catchup (pokelab's, after v8); "
+		      "kernel_cr3_loaded), v5 (the bug, replayed), pokelab-catchup (pokelab's, after v8); "
 		      "boot parameter "
 		      "pokelab.ct_defer=")
-		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "catchup"}));
+		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "pokelab-catchup"}));
 	d->add_flag("--isolated-in-kernel", opts.isolatedInKernel,
 		    "Isolated CPUs sit inside a system call while each flip patches (implied by "
 		    "--ct-defer v5)");

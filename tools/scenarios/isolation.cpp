@@ -587,7 +587,7 @@ int runBoth(const Common &common)
 	std::vector<std::string> policies;
 	if (!opts.ctDefer.empty()) {
 		static const std::vector<std::string> known = {"off", "v7", "v7-tlbi", "v8", "v5",
-							       "catchup"};
+							       "pokelab-catchup"};
 		size_t pos = 0;
 
 		while (pos <= opts.ctDefer.size()) {
@@ -601,7 +601,7 @@ int runBoth(const Common &common)
 			    std::find(policies.begin(), policies.end(), p) != policies.end()) {
 				fmt::print(stderr, "run isolation: --ct-defer {}: bad policy '{}'; "
 					   "expected a comma list of distinct off, v7, v7-tlbi, v8, "
-					   "v5, catchup (e.g. off,v7,v7-tlbi,v8)\n",
+					   "v5, pokelab-catchup (e.g. off,v7,v7-tlbi,v8)\n",
 					   opts.ctDefer, p);
 				return 2;
 			}
@@ -699,7 +699,7 @@ int (*setup(CLI::App *sub))(const Common &)
 			"Policy compared with off (default v7; v7-tlbi and v8 also gate kernel TLB "
 			"flushes; 'off' is the broken comparison "
 			"the census check must reject)")
-		->check(CLI::IsMember({"v7", "v7-tlbi", "v8", "v5", "catchup", "off"}))
+		->check(CLI::IsMember({"v7", "v7-tlbi", "v8", "v5", "pokelab-catchup", "off"}))
 		->excludes(ct);
 	sub->add_option("--trace-dir", opts.traceDir,
 			"Keep the filtered traces as DIR/trace-off.txt and DIR/trace-v7.txt")

@@ -492,9 +492,9 @@ void addTortureCommand(CLI::App &app)
 		}, "Isolated CPUs (CPU list): user-mode loops; boot parameter nohz_full=");
 	cmd->add_option("--ct-defer", opts.ctDefer,
 			"Deferral policy: off, v7 (default with nohz_full), v7-tlbi (v7 + TLB "
-			"flushes), v8, v5 (the bug), catchup; "
+			"flushes), v8, v5 (the bug), pokelab-catchup; "
 			"boot parameter pokelab.ct_defer=")
-		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "catchup"}));
+		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "pokelab-catchup"}));
 	cmd->add_option("params", opts.params,
 			"Boot parameters, kernel command-line style (pokelab.busted=NAME, "
 			"pokelab.sync=membarrier, pokelab.eret=serialising ...)");

@@ -63,6 +63,25 @@ extern "C" void __static_call_return(void);
 	struct static_call_key STATIC_CALL_KEY(name) = { (void *)&__static_call_return0 };	\
 	ARCH_DEFINE_STATIC_CALL_RET0_TRAMP(name)
 
+/*
+ * A static call that noinstr code may call (deferral series v7, objtool's
+ * "noinstr validation for static branches/calls"): updated only during
+ * boot, its key __ro_after_init; a static_call_update() once the system
+ * runs is a BUG here, as the write to the read-only key would fault.
+ * userspace: the trampoline's address goes to the kept section
+ * "static_call_ro" (the kernel: ANNOTATE_NOINSTR_ALLOWED() of it in
+ * .discard.noinstr_allowed, read by objtool), which the noinstr check
+ * (kernel_shim/noinstr_check.h) and the update read.
+ */
+#define DEFINE_STATIC_CALL_RO(name, _func)					\
+	DEFINE_STATIC_CALL(name, _func);					\
+	static const void *const __static_call_ro_##name			\
+		__attribute__((__used__, __section__("static_call_ro"))) =	\
+		STATIC_CALL_TRAMP_ADDR(name)
+
+/* Is @tramp the trampoline of a DEFINE_STATIC_CALL_RO() call? Any context. */
+bool static_call_tramp_is_ro(const void *tramp);
+
 #define static_call(name)	(*(decltype(&STATIC_CALL_TRAMP(name)))STATIC_CALL_TRAMP_ADDR(name))
 #define static_call_cond(name)	(void)static_call(name)
 #define static_call_query(name)	(READ_ONCE(STATIC_CALL_KEY(name).func))

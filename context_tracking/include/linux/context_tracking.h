@@ -25,7 +25,7 @@ void ct_nmi_exit(void);
 
 /*
  * How isolated CPUs are spared text-patching IPIs (boot parameter
- * pokelab.ct_defer=off|v7|v7-tlbi|v8|v5|catchup; v7 by default when nohz_full= is set,
+ * pokelab.ct_defer=off|v7|v7-tlbi|v8|v5|pokelab-catchup; v7 by default when nohz_full= is set,
  * off otherwise). See docs/context_tracking.md.
  */
 enum ct_defer_policy {

@@ -15,17 +15,6 @@
 #include <linux/compiler.h>
 #include <kernel_shim/xmc.h>
 
-/*
- * The markers objtool reads (.discard.instr_begin/.discard.instr_end in the
- * kernel): a NOP whose address goes into __instr_begin/__instr_end, which
- * pokelab's noinstr check (kernel_shim/noinstr_check.h) reads at boot.
- */
-#define __instrumentation_marker(sec)                                            \
-	asm volatile("661: nop\n\t"                                                 \
-		     ".pushsection " sec ", \"aw\"\n\t"                              \
-		     ".quad 661b\n\t"                                                  \
-		     ".popsection" ::: "memory")
-
 #define instrumentation_begin()                                                  \
 	do {                                                                     \
 		__instrumentation_marker("__instr_begin");                      \

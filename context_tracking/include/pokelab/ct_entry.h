@@ -66,6 +66,13 @@ void ctIdleUntil(const std::atomic<bool> *until);
 /* The same for @ns nanoseconds: a task that blocks in a system call and is woken. */
 void ctIdleFor(u64 ns);
 
+/*
+ * Boot (context tracking's init, after the policy and busted= are known):
+ * what the asm entry/exit stubs do, nothing (@coalesce false), v7 28-31's
+ * kernel_cr3_loaded and flush, or v8's with the CR3 write's serialisation.
+ */
+void ctEntrySetCr3Mode(bool coalesce, bool v8);
+
 /* Is the calling CPU in simulated user mode? (what user_mode(regs) reads) */
 bool ctInUserMode() noexcept;
 /* Is @cpu in user mode (set before the exit's last steps, cleared after the entry's first)? */

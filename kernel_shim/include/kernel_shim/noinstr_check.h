@@ -23,8 +23,8 @@ std::vector<std::string> noinstrCheckRange(unsigned long lo, unsigned long hi);
 
 /*
  * boot(): the check under pokelab.noinstr_check= (refuse: -EINVAL with the
- * first warning in @err; warn: each on stderr once; off, the default for
- * now). The text is checked once per process. Boot CPU, before SMP.
+ * first warning in @err; the default) | warn (each on stderr once) | off.
+ * The text is checked once per process. Boot CPU, before SMP.
  */
 int noinstrBootCheck(std::string &err);
 

@@ -54,6 +54,9 @@ u64 tortureDraw(u64 seed, unsigned int cpu, unsigned int stream, u64 index) noex
 
 static __always_inline void torture_delay(kshim::TortureDelay where)
 {
-	if (unlikely(__atomic_load_n(&kshim::tortureDelaysOn, __ATOMIC_RELAXED)))
+	if (unlikely(__atomic_load_n(&kshim::tortureDelaysOn, __ATOMIC_RELAXED))) {
+		pokelab_instr_begin();	/* userspace: pokelab's own, in noinstr code too */
 		kshim::tortureDelayAt(where);
+		pokelab_instr_end();
+	}
 }

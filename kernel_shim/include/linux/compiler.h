@@ -32,9 +32,37 @@
  * bounded by __noinstr_text_start/__noinstr_text_end (asm/sections.h).
  * userspace: the section is "noinstr_text" (a C identifier, so GNU ld
  * provides __start_/__stop_ symbols without a linker script); the kernel's
- * is .noinstr.text.
+ * is .noinstr.text. As the kernel's, noinstr code gets no tracing, no
+ * sanitizer instrumentation and no stack protector, so that no call the
+ * compiler adds leaves the section.
  */
-#define noinstr __attribute__((__noinline__, __section__("noinstr_text"), __used__))
+#define noinstr                                                                  \
+	__attribute__((__noinline__, __section__("noinstr_text"), __used__,        \
+		       __no_instrument_function__, __no_sanitize_address__,         \
+		       __no_sanitize_undefined__, __no_stack_protector__))
+
+/*
+ * The markers objtool reads (.discard.instr_begin/.discard.instr_end in the
+ * kernel): a NOP whose address goes into __instr_begin/__instr_end, which
+ * pokelab's noinstr check (kernel_shim/noinstr_check.h) reads at boot.
+ * instrumentation_begin()/end() (linux/instrumentation.h) place them.
+ */
+#define __instrumentation_marker(sec)                                            \
+	asm volatile("661: nop\n\t"                                                 \
+		     ".pushsection " sec ", \"aw\"\n\t"                              \
+		     ".quad 661b\n\t"                                                  \
+		     ".popsection" ::: "memory")
+
+/*
+ * userspace: pokelab's own instrumentation inside noinstr code, which the
+ * kernel does not have there: the reports of BUG()/WARN() (the kernel's
+ * are a UD2 whose noinstr #UD handler opens an instrumentation region),
+ * torture delay points, test hooks and the census's timing. The markers
+ * alone, without instrumentation_begin()'s model hook: the CPU is not
+ * taken out of its quiescent state by them.
+ */
+#define pokelab_instr_begin() __instrumentation_marker("__instr_begin")
+#define pokelab_instr_end() __instrumentation_marker("__instr_end")
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
