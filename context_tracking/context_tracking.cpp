@@ -63,28 +63,37 @@ noinstr void arch_context_tracking_work(enum ct_work work)
  * ct_work_flush() does not have: clock_gettime() and the trace buffer are
  * not noinstr, so it runs inside a pokelab_instr region.
  */
+static __attribute__((__noinline__)) u64 ct_work_census_clock(unsigned int work)
+{
+	trace_pokelab_ct_work_flush(work);
+	return kshim::clockNs();
+}
+
+static __attribute__((__noinline__)) void ct_work_census_account(u64 t0)
+{
+	unsigned long dt = kshim::clockNs() - t0;
+
+	this_cpu_inc(ct_work_flushed);
+	this_cpu_add(ct_work_flush_ns, dt);
+	if (dt > this_cpu_read(ct_work_flush_max_ns))
+		this_cpu_write(ct_work_flush_max_ns, dt);
+}
+
 static noinstr u64 ct_work_census_begin(unsigned int work)
 {
 	u64 t0;
 
 	pokelab_instr_begin();
-	t0 = kshim::clockNs();
-	trace_pokelab_ct_work_flush(work);
+	t0 = ct_work_census_clock(work);
 	pokelab_instr_end();
 	return t0;
 }
 
 static noinstr void ct_work_census_end(u64 t0)
 {
-	unsigned long dt;
-
 	pokelab_instr_begin();
-	dt = kshim::clockNs() - t0;
+	ct_work_census_account(t0);
 	pokelab_instr_end();
-	this_cpu_inc(ct_work_flushed);
-	this_cpu_add(ct_work_flush_ns, dt);
-	if (dt > this_cpu_read(ct_work_flush_max_ns))
-		this_cpu_write(ct_work_flush_max_ns, dt);
 }
 
 /* Port of ct_work_flush(), kernel/context_tracking.c (v7) */

@@ -74,7 +74,7 @@ BootParamRegistrar panicOnWarnParam({
 
 namespace {
 
-[[noreturn]] void bugReport(const char *file, int line, const char *func, const char *cond) noexcept
+[[noreturn]] __attribute__((__noinline__)) void bugReport(const char *file, int line, const char *func, const char *cond) noexcept
 {
 	SigSafeBuf b;
 
@@ -88,7 +88,7 @@ namespace {
 	die();
 }
 
-[[noreturn]] void notOnCpuReport(const char *file, int line) noexcept
+[[noreturn]] __attribute__((__noinline__)) void notOnCpuReport(const char *file, int line) noexcept
 {
 	SigSafeBuf b;
 
@@ -99,7 +99,7 @@ namespace {
 	die();
 }
 
-void warnReport(const char *file, int line, const char *func, const char *cond) noexcept
+__attribute__((__noinline__)) void warnReport(const char *file, int line, const char *func, const char *cond) noexcept
 {
 	SigSafeBuf b;
 

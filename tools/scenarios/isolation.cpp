@@ -25,14 +25,15 @@
  *				   messages to the next housekeeping CPU
  *	isolated CPUs		 user-mode loop, a system call every --syscall-ms
  *
- * The deferrable syncs (flips and module loads) run inside a "patching
- * window": the isolated CPUs enter no system call while a window is open and
- * acknowledge it from user mode before it patches (as the demo does), so
- * every deferrable round finds them in user mode and the v7 count of
- * do_sync_core CSDs is exactly 0. The TLB-flush IPIs come at any time: all
- * of them from flush_tlb_kernel_range() (large ranges send do_flush_tlb_all,
- * small ones do_kernel_range_flush), which v7 28-31 gate on
- * kernel_cr3_loaded; v7 and off IPI the isolated CPUs with both.
+ * The deferrable syncs (flips and module loads) and the module unload's
+ * flushes run inside a "patching window": the isolated CPUs enter no system
+ * call while a window is open and acknowledge it from user mode before it
+ * patches or flushes (as the demo does), so every deferrable round and
+ * every flush finds them in user mode: the v7 count of do_sync_core CSDs,
+ * and the v7-tlbi and v8 counts of every CSD, are exactly 0. The TLB
+ * flushes all come from flush_tlb_kernel_range() (large ranges send
+ * do_flush_tlb_all, small ones do_kernel_range_flush), which v7 28-31 gate
+ * on kernel_cr3_loaded; v7 and off IPI the isolated CPUs with both.
  */
 
 #include <algorithm>
@@ -323,10 +324,13 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Isolat
 	 * VM_FLUSH_RESET_PERMS, whose flush also purges the lazily freed
 	 * vmalloc areas: the first usually spans the vmalloc space
 	 * (do_flush_tlb_all), the second is its own page (do_kernel_range_flush).
+	 * In a window too: a CPU inside a system call would rightly get the IPI.
 	 */
 	execmem_free(text);
+	windowOpen(nohz, iso);
 	execmem_free(data);
 	execmem_free(rodata);
+	windowClose();
 	c.moduleLoads++;
 }
 
