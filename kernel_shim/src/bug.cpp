@@ -74,7 +74,8 @@ BootParamRegistrar panicOnWarnParam({
 
 namespace {
 
-[[noreturn]] __attribute__((__noinline__)) void bugReport(const char *file, int line, const char *func, const char *cond) noexcept
+[[noreturn]] __attribute__((__noinline__)) void bugReport(const char *file, int line,
+							  const char *func, const char *cond) noexcept
 {
 	SigSafeBuf b;
 
@@ -99,7 +100,8 @@ namespace {
 	die();
 }
 
-__attribute__((__noinline__)) void warnReport(const char *file, int line, const char *func, const char *cond) noexcept
+__attribute__((__noinline__)) void warnReport(const char *file, int line, const char *func,
+					       const char *cond) noexcept
 {
 	SigSafeBuf b;
 

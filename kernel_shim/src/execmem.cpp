@@ -6,11 +6,10 @@
 #include <fcntl.h>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
-
-#include <set>
 
 #include <asm/tlbflush.h>
 #include <kernel_shim/xmc.h>

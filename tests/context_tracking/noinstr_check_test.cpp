@@ -134,7 +134,8 @@ constexpr bool kSanitized = false;
 TEST(NoinstrCheck, TheTreeItselfIsClean)
 {
 	if (kSanitized)
-		GTEST_SKIP() << "a sanitizer build calls out of noinstr code (docs/context_tracking.md)";
+		GTEST_SKIP() << "a sanitizer build calls out of noinstr code "
+				"(docs/context_tracking.md)";
 	/* everything but this file's deliberately bad functions */
 	for (const std::string &s : kshim::noinstrCheck())
 		EXPECT_EQ(s.rfind("noinstr_test_", 0), 0u) << s;

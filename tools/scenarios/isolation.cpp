@@ -509,7 +509,8 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	r->probeViolations = kshim::xmcStats().violations - violationsBeforeProbe;
 	runIdleProbe(cpumask_first(nohz), r);
 	kshim::xmcQuiesce();
-	r->idleViolations = kshim::xmcStats().violations - violationsBeforeProbe - r->probeViolations;
+	r->idleViolations =
+		kshim::xmcStats().violations - violationsBeforeProbe - r->probeViolations;
 	{
 		kshim::XmcStats x = kshim::xmcStats() - xmc0;
 		std::vector<kshim::XmcViolation> log = kshim::xmcViolations();
