@@ -42,9 +42,9 @@
 #include <kernel_shim/torture.h>
 #include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
-#include <linux/execmem.h>
 #include <linux/atomic.h>
 #include <linux/context_tracking_work.h>
+#include <linux/execmem.h>
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>

@@ -20,6 +20,7 @@
 #include <asm/nops.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/noinstr_check.h>
 #include <linux/bug.h>
 #include <linux/static_call.h>
 #include <kernel_shim/sigsafe.h>
@@ -167,15 +168,9 @@ static inline enum insn_type __sc_insn(bool null, bool tail)
 }
 
 /* Port of arch_static_call_transform(), arch/x86/kernel/static_call.c, v6.16 */
-extern "C" const void *const __start_static_call_ro[] __attribute__((weak));
-extern "C" const void *const __stop_static_call_ro[] __attribute__((weak));
-
 bool static_call_tramp_is_ro(const void *tramp)
 {
-	for (const void *const *p = __start_static_call_ro; p && p < __stop_static_call_ro; p++)
-		if (*p == tramp)
-			return true;
-	return false;
+	return kshim::noinstrStaticCallRo((unsigned long)tramp);
 }
 
 void arch_static_call_transform(void *site, void *tramp, void *func, bool tail)

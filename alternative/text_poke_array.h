@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include <asm/ptrace.h>
+#include <asm/sections.h>
 #include <asm/text-patching.h>
 #include <linux/atomic.h>
 #include <linux/types.h>
@@ -20,7 +21,6 @@
 #define PAGE_SIZE 4096UL
 
 /* userspace: the first byte of the program's text stands in for _stext */
-extern "C" const char __executable_start[];
 #define _stext ((char *)__executable_start)
 
 /*

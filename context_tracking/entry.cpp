@@ -97,7 +97,14 @@ extern "C" noinstr void switch_to_kernel_cr3_late(void)
 	this_cpu_write(kernel_cr3_loaded, 1);
 }
 
-/* What the stub does: 0 nothing (no CONFIG_COALESCE_TLBI), 1 v7-tlbi, 2 v8, 3 the late store. */
+/* What the asm entry stub does (pokelab_entry_cr3_mode); numbers, for the asm */
+#define ENTRY_CR3_NONE 0	/* no CONFIG_COALESCE_TLBI: nothing */
+#define ENTRY_CR3_TLBI 1	/* v7-tlbi: store, smp_mb(), flush */
+#define ENTRY_CR3_V8 2		/* v8: store, smp_mb(), the CR3 write, flush */
+#define ENTRY_CR3_LATE 3	/* pokelab.busted=cr3-loaded-late: switch_to_kernel_cr3_late() */
+#define __entry_stringify(x) #x
+#define entry_stringify(x) __entry_stringify(x)
+
 extern "C" int pokelab_entry_cr3_mode;
 int pokelab_entry_cr3_mode;
 
@@ -132,9 +139,9 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     ".type pokelab_switch_to_kernel_cr3, @function\n"
     "pokelab_switch_to_kernel_cr3:\n\t"
     "movl pokelab_entry_cr3_mode(%rip), %eax\n\t"
-    "testl %eax, %eax\n\t"
-    "jz 9f\n\t"
-    "cmpl $3, %eax\n\t"
+    "cmpl $" entry_stringify(ENTRY_CR3_NONE) ", %eax\n\t"
+    "je 9f\n\t"
+    "cmpl $" entry_stringify(ENTRY_CR3_LATE) ", %eax\n\t"
     "je switch_to_kernel_cr3_late\n\t"
     "subq $8, %rsp\n\t"				/* the calls below want %rsp 16-aligned */
     "movq _ZN5kshim6tlsCpuE@gottpoff(%rip), %rcx\n\t"
@@ -142,9 +149,10 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "shlq $6, %rcx\n\t"
     "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
     "movl $1, (%rdx,%rcx)\n\t"			/* kernel_cr3_loaded = 1 */
-    "lock addl $0, -4(%rsp)\n\t"		/* smp_mb() */
+    /* smp_mb(): pairs with flush_tlb_kernel_range()'s and (v8) ct_set_cpu_work()'s */
+    "lock addl $0, -4(%rsp)\n\t"
     "call entry_cr3_window\n\t"
-    "cmpl $2, pokelab_entry_cr3_mode(%rip)\n\t"
+    "cmpl $" entry_stringify(ENTRY_CR3_V8) ", pokelab_entry_cr3_mode(%rip)\n\t"
     "jne 1f\n\t"
     "call entry_cr3_write\n"			/* v8: the CR3 write's serialisation */
     "1:\n\t"
@@ -156,7 +164,7 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     ".globl pokelab_switch_to_user_cr3\n"
     ".type pokelab_switch_to_user_cr3, @function\n"
     "pokelab_switch_to_user_cr3:\n\t"
-    "cmpl $0, pokelab_entry_cr3_mode(%rip)\n\t"
+    "cmpl $" entry_stringify(ENTRY_CR3_NONE) ", pokelab_entry_cr3_mode(%rip)\n\t"
     "je 9f\n\t"
     "movq _ZN5kshim6tlsCpuE@gottpoff(%rip), %rcx\n\t"
     "movslq %fs:(%rcx), %rcx\n\t"
@@ -175,7 +183,10 @@ namespace pokelab {
 
 void ctEntrySetCr3Mode(bool coalesce, bool v8)
 {
-	pokelab_entry_cr3_mode = !coalesce ? 0 : BUSTED(CR3_LOADED_LATE) ? 3 : v8 ? 2 : 1;
+	pokelab_entry_cr3_mode = !coalesce		   ? ENTRY_CR3_NONE
+				 : BUSTED(CR3_LOADED_LATE) ? ENTRY_CR3_LATE
+				 : v8			   ? ENTRY_CR3_V8
+							   : ENTRY_CR3_TLBI;
 }
 
 } /* namespace pokelab */

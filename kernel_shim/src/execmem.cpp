@@ -11,13 +11,12 @@
 #include <unistd.h>
 #include <vector>
 
+#include <asm/sections.h>
 #include <asm/tlbflush.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/execmem.h>
 #include <linux/vmalloc.h>
-
-extern "C" char __executable_start[];
 
 namespace {
 

@@ -69,15 +69,15 @@ std::vector<Marker> markers(unsigned long lo, unsigned long hi)
 
 } /* namespace */
 
-namespace {
-
-bool staticCallRo(unsigned long tramp)
+bool noinstrStaticCallRo(unsigned long tramp) noexcept
 {
 	for (const unsigned long *p = __start_static_call_ro; p && p < __stop_static_call_ro; p++)
 		if (*p == tramp)
 			return true;
 	return false;
 }
+
+namespace {
 
 /*
  * A call or jump from @where to @t, outside the section and any region. As
@@ -90,7 +90,7 @@ void checkCallOut(unsigned long t, const std::string &where, std::vector<std::st
 	const std::string prefix = "__SCT__";	/* STATIC_CALL_TRAMP_PREFIX */
 
 	if (sym.compare(0, prefix.size(), prefix) == 0) {
-		if (!staticCallRo(t))
+		if (!noinstrStaticCallRo(t))
 			out.push_back(fmt::format("{}: {}: non-RO static call usage in noinstr",
 						  where, sym.substr(prefix.size())));
 		return;

@@ -114,7 +114,9 @@ void vfree(const void *addr)
 		std::lock_guard<std::mutex> lk(areaLock);
 		auto it = areas.find(a);
 
-		BUG_ON(it == areas.end() || pages[(a - space) / kPage] != Used);
+		/* as the kernel: "Trying to vfree() nonexistent vm area" warns and returns */
+		if (WARN_ON_ONCE(it == areas.end() || pages[(a - space) / kPage] != Used))
+			return;
 		n = it->second;
 		BUG_ON(mprotect((void *)a, n * kPage, PROT_NONE));
 		std::fill_n(pages.begin() + (a - space) / kPage, n, Lazy);

@@ -13,6 +13,7 @@
 #include <asm/tlbflush.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/xmc.h>
+#include <linux/bug.h>
 #include <linux/execmem.h>
 #include <linux/vmalloc.h>
 
@@ -58,9 +59,11 @@ TEST_F(ExecmemRox, CachePageIsRoxInt3FilledAndReusedWithoutAFlush)
 	ASSERT_NE(warm, nullptr);
 	execmem_free(warm);
 	unsigned long flushes = flushesOn(1), changes = kshim::tlbChanges();
+	unsigned long pages = kshim::execmemCachePages(), free = kshim::execmemCacheFree();
 	u8 *p = (u8 *)execmem_alloc(EXECMEM_BPF, 4096);
 
 	ASSERT_EQ((void *)p, warm);	/* the last page freed is the next handed out */
+	EXPECT_EQ(kshim::execmemCacheFree(), free - 1);
 	EXPECT_EQ(perms(p).substr(0, 3), "r-x");
 	for (unsigned int i = 0; i < 4096; i++)
 		ASSERT_EQ(p[i], 0xcc) << "byte " << i;
@@ -71,6 +74,9 @@ TEST_F(ExecmemRox, CachePageIsRoxInt3FilledAndReusedWithoutAFlush)
 	execmem_free(p);
 	for (unsigned int i = 0; i < sizeof(code); i++)
 		EXPECT_EQ(p[i], 0xcc) << "byte " << i << " after free";
+	/* the cache neither grew nor lost the page */
+	EXPECT_EQ(kshim::execmemCachePages(), pages);
+	EXPECT_EQ(kshim::execmemCacheFree(), free);
 	/* no page table changed: no flush reached CPU 1, the model saw no change */
 	EXPECT_EQ(flushesOn(1), flushes);
 	EXPECT_EQ(kshim::tlbChanges(), changes);
@@ -134,6 +140,20 @@ TEST_F(ExecmemRox, VfreeFlushesLazilyInOnePurge)
 	ASSERT_NE(again, nullptr);
 	EXPECT_EQ(*(const u8 *)again, 0);
 	vfree(again);
+	vm_unmap_aliases();
+}
+
+TEST_F(ExecmemRox, VfreeOfANonexistentAreaWarnsAndReturns)
+{
+	void *p = vmalloc(4096);
+	unsigned long warns = kshim::warnCount();
+
+	ASSERT_NE(p, nullptr);
+	vfree((char *)p + 8);	/* not an area's start */
+	EXPECT_EQ(kshim::warnCount(), warns + 1);
+	EXPECT_EQ(kshim::vmapLazyPages(), 0u);
+	vfree(p);
+	EXPECT_EQ(kshim::vmapLazyPages(), 1u);
 	vm_unmap_aliases();
 }
 

@@ -66,10 +66,10 @@
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
 #include <linux/execmem.h>
-#include <linux/vmalloc.h>
 #include <linux/mutex.h>
 #include <linux/smp.h>
 #include <linux/threads.h>
+#include <linux/vmalloc.h>
 #include <pokelab/ct_entry.h>
 #include <pokelab/text_poke_stats.h>
 

@@ -3,7 +3,8 @@
  * Text section bounds.
  *
  * PORT: written fresh after include/asm-generic/sections.h (the noinstr
- * part). Any thread; async-signal-safe.
+ * part; userspace: the executable's __executable_start and etext stand in
+ * for _stext and _etext). Any thread; async-signal-safe.
  */
 #pragma once
 

@@ -22,6 +22,12 @@ std::vector<std::string> noinstrCheck();
 std::vector<std::string> noinstrCheckRange(unsigned long lo, unsigned long hi);
 
 /*
+ * Is @tramp the trampoline of a DEFINE_STATIC_CALL_RO() call (recorded in
+ * the kept section "static_call_ro", linux/static_call.h)? Any context.
+ */
+bool noinstrStaticCallRo(unsigned long tramp) noexcept;
+
+/*
  * boot(): the check under pokelab.noinstr_check= (refuse: -EINVAL with the
  * first warning in @err; the default) | warn (each on stderr once) | off.
  * The text is checked once per process. Boot CPU, before SMP.

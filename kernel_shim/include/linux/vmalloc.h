@@ -32,7 +32,7 @@
 
 /* Page-aligned, zeroed, read-write memory of @size bytes, or NULL. */
 void *vmalloc(size_t size);
-/* Unmap @addr's area and queue it for the lazy purge. NULL is a no-op; BUG on a bad pointer. */
+/* Unmap @addr's area and queue it for the lazy purge. NULL is a no-op; a bad pointer WARNs once. */
 void vfree(const void *addr);
 /* Purge every lazily freed area now, with one flush. */
 void vm_unmap_aliases(void);
