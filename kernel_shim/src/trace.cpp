@@ -234,6 +234,11 @@ const std::vector<TraceEventInfo> &traceEventTypes()
 	return eventTypes;
 }
 
+u32 traceEventsWanted() noexcept
+{
+	return eventsWanted;
+}
+
 int traceStart(size_t eventsPerCpu, std::string *err, u32 events)
 {
 	unsigned int n = nr_cpu_ids;

@@ -21,6 +21,7 @@
 #include "command.h"
 #include "options.h"
 #include "stop.h"
+#include "timeline/timeline.h"
 #include <workloads/bpf_stats.h>
 #include <kernel_shim/trace_output.h>
 #include <kernel_shim/trace_record.h>
@@ -61,6 +62,8 @@ struct DemoOptions {
 	bool nohzFullSet = false;
 	bool traceJsonSet = false;
 	bool traceCpusSet = false;
+	std::string timeline;		/* --timeline: an SVG timeline of the run */
+	double timelineWindow = 10;	/* --timeline-window: its last seconds */
 };
 
 int runDemo(const DemoOptions &o)
@@ -89,7 +92,7 @@ int runDemo(const DemoOptions &o)
 		return usageError("--trace-json \"\": empty file name; expected --trace-json FILE");
 	if (!o.traceJson.empty())
 		outs.push_back({"--trace-json", o.traceJson, kshim::TraceFormat::Json});
-	bool tracing = !outs.empty();
+	bool tracing = !outs.empty() || !o.timeline.empty();
 	if (o.traceCpusSet && !tracing)
 		return usageError(fmt::format("--trace-cpus {}: filters a trace, but no --trace or "
 					      "--trace-json was given", o.traceCpus));
@@ -103,6 +106,11 @@ int runDemo(const DemoOptions &o)
 							      "file; give two files", outs[i].opt,
 							      outs[i].path, outs[j].opt,
 							      outs[j].path));
+	for (const Output &out : outs)
+		if (!o.timeline.empty() && kshim::sameOutput(out.path, o.timeline))
+			return usageError(fmt::format("{} '{}' and --timeline '{}' are the same file; "
+						      "give two files", out.opt, out.path,
+						      o.timeline));
 	if (o.nohzFullSet && o.nohzFull.empty())
 		return usageError("--nohz-full: empty CPU list; expected e.g. --nohz-full 1-3,5");
 
@@ -179,17 +187,36 @@ int runDemo(const DemoOptions &o)
 	/* The outputs are opened now and streamed by the recorder while the demo runs. */
 	std::vector<std::unique_ptr<kshim::TraceSink>> sinks;
 	std::vector<kshim::TraceSink *> sinkp;
+	u32 events = 0;	/* trace_event='s */
 	for (const Output &out : outs) {
 		sinks.push_back(kshim::makeTraceSink(out.path, out.fmt, filter, &err));
 		if (!sinks.back()) {
 			kshim::shutdown();
 			return usageError(err);
 		}
-		sinkp.push_back(sinks.back().get());
+		/* the timeline's events are recorded too; the files keep trace_event='s */
+		if (!o.timeline.empty())
+			sinks.back() = pokelab::maskTraceSink(std::move(sinks.back()),
+							      kshim::traceEventsWanted());
 	}
+	if (!o.timeline.empty()) {
+		std::string title = fmt::format("pokelab demo: {} flips on {} CPUs", o.flips,
+						nr_cpu_ids);
+
+		sinks.push_back(pokelab::makeTimelineSink(o.timeline,
+							  (u64)(o.timelineWindow * 1e9), title,
+							  kshim::machineLine(), &err));
+		if (!sinks.back()) {
+			kshim::shutdown();
+			return usageError(fmt::format("--timeline {}: {}", o.timeline, err));
+		}
+		events = (outs.empty() ? 0 : kshim::traceEventsWanted()) | pokelab::timelineEvents();
+	}
+	for (auto &sk : sinks)
+		sinkp.push_back(sk.get());
 	kshim::TraceCounters before = kshim::readTraceCounters();
-	if (tracing && (kshim::traceStart(0, &err) || kshim::traceRecorderStart(sinkp, 1000000,
-										 &err))) {
+	if (tracing && (kshim::traceStart(0, &err, events) ||
+			kshim::traceRecorderStart(sinkp, 1000000, &err))) {
 		kshim::shutdown();
 		return usageError(err);
 	}
@@ -254,6 +281,12 @@ void addDemo(CLI::App &app)
 			opts.traceCpus = v;
 			opts.traceCpusSet = true;
 		}, "Trace only events aimed at these CPUs (CPU list, e.g. 1-3,5)");
+	d->add_option("--timeline", opts.timeline,
+		      "Draw the run as an SVG timeline: a lane per CPU, each batch's phases, IPIs, "
+		      "INT3 traps, user/idle spans, deferred flushes (docs/timeline.md)");
+	d->add_option("--timeline-window", opts.timelineWindow,
+		      "Seconds of the run the timeline keeps, the last ones (0.001..3600; default 10)")
+		->check(CLI::Range(0.001, 3600.0));
 	d->add_option("--refs", opts.refs,
 		      "INT3 handler refcount: percpu (v6.16) or global (v6.15's bp_desc.refs); "
 		      "boot parameter pokelab.refs=")

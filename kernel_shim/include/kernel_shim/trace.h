@@ -121,6 +121,9 @@ extern std::atomic<u32> traceEnabled;
  */
 int traceStart(size_t eventsPerCpu = 0, std::string *err = nullptr, u32 events = 0);
 
+/* The events trace_event= names (traceBit()s; its default set if not given). Any thread. */
+u32 traceEventsWanted() noexcept;
+
 /* Stop recording: clear the mask. Events being written finish or are skipped. */
 void traceStop() noexcept;
 
@@ -186,6 +189,12 @@ std::vector<TraceCpu> traceCpus();
  * "(anonymous namespace)::". Unknown: "0x<hex>". Task context; allocates.
  */
 std::string traceSymbol(unsigned long addr, bool offset);
+
+/* text_poke_batch's phase as its __print_symbolic() names it ("begin", "int3", ...). Allocates. */
+std::string traceBatchPhaseName(int phase);
+
+/* ct_work_flush's work as its __print_flags() names it. Allocates. */
+std::string traceCtWorkName(int work);
 
 /* The start address and the name traceSymbol() shows for @addr; false when unknown. */
 bool traceSymbolStart(unsigned long addr, unsigned long *start, std::string *name);

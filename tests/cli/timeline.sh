@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# timeline.sh POKELAB: `pokelab demo --timeline` and `pokelab timeline`
+# (docs/timeline.md). The demo's SVG must render with rsvg-convert, hold one
+# lane per CPU and, for every batch of the run's trace, its four phases;
+# its IPI arrows must add up to the IPIs the trace sent; the picture drawn
+# back from the text trace and from the trace.dat of the same run must be
+# the same file.
+. "$(dirname "$0")/lib.sh"
+command -v rsvg-convert >/dev/null || fail "rsvg-convert missing (tools/install-deps.sh)"
+"$pokelab" demo --cpus 4 --flips 3 --nohz-full 3 --timeline "$dir/t.svg" \
+	--trace "$dir/t.txt" --trace "$dir/t.dat" >"$dir/out" 2>"$dir/err" ||
+	fail "demo --timeline failed ($?)"
+rsvg-convert -o "$dir/t.png" "$dir/t.svg" || fail "rsvg-convert cannot render the SVG"
+[ "$(head -c 8 "$dir/t.png" | od -An -c | tr -d ' ')" = "211PNG\r\n032\n" ] ||
+	fail "rsvg-convert wrote no PNG"
+
+lanes=$(grep -c '<g class="lane" data-cpu="[0-3]">' "$dir/t.svg")
+[ "$lanes" -eq 4 ] || fail "$lanes lanes for 4 CPUs"
+batches=$(grep -c 'text_poke_batch: .* phase=done$' "$dir/t.txt")
+[ "$batches" -gt 0 ] || fail "no batch in the trace"
+for p in begin int3 tails first_bytes; do
+	n=$(grep -c "class=\"phase phase-$p\"" "$dir/t.svg")
+	[ "$n" -eq "$batches" ] || fail "phase $p: $n bands for $batches batches"
+done
+# one arrow per (sender, receiver) and pixel: their counts add up to the trace's targets
+sent=$(grep ipi_send_cpumask "$dir/t.txt" | sed 's/.*cpumask=\([0-9a-f,]*\) .*/\1/' |
+	gawk -F, '{ v = strtonum("0x" $NF); while (v) { n += v % 2; v = int(v / 2) } } END { print n + 0 }')
+drawn=$(grep -o '<g class="ipi" [^>]*data-n="[0-9]*"' "$dir/t.svg" |
+	sed 's/.*data-n="//; s/"//' | awk '{ n += $1 } END { print n + 0 }')
+[ "$sent" -gt 0 ] && [ "$drawn" -eq "$sent" ] || fail "IPIs: $drawn drawn, $sent in the trace"
+# the isolated CPU spends the run in user mode and runs its deferred flushes at entry
+grep -q '<rect class="user" data-cpu="3"' "$dir/t.svg" || fail "no user-mode span on CPU 3"
+grep -q '<path class="flush" data-cpu="3"' "$dir/t.svg" || fail "no deferred flush on CPU 3"
+
+"$pokelab" timeline "$dir/t.txt" -o "$dir/a.svg" --title run >"$dir/a.out" ||
+	fail "timeline of the text trace failed"
+"$pokelab" timeline "$dir/t.dat" -o "$dir/b.svg" --title run >"$dir/b.out" ||
+	fail "timeline of the trace.dat failed"
+cmp -s "$dir/a.svg" "$dir/b.svg" || fail "text and trace.dat give different pictures"
+n=$(grep -c 'class="phase phase-int3"' "$dir/a.svg")
+[ "$n" -eq "$batches" ] || fail "timeline TRACE: $n phase-1 bands for $batches batches"
+rsvg-convert -o "$dir/a.png" "$dir/a.svg" || fail "rsvg-convert cannot render timeline TRACE"
+echo "timeline: 4 lanes, $batches batches x 4 phases, $drawn IPIs"
+exit 0

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The timeline picture (timeline.h), and the sinks that feed it.
+ *
+ * The SVG is written directly: every lane, band and mark is an element with
+ * a class and a <title> a browser shows on hover, and the text stays text.
+ * Cairo, which draws pokelab's other plots, would turn each label into glyph
+ * outlines and flatten the structure that a reader searches and the tests
+ * check (docs/timeline.md).
+ */
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include <kernel_shim/trace_output.h>
+#include <linux/cpumask.h>
+
+#include "timeline/timeline.h"
+
+namespace pokelab {
+
+namespace {
+
+using kshim::TraceEvent;
+using kshim::TraceType;
+
+constexpr double kWidth = 1400, kLeft = 90, kRight = 30, kTop = 70;
+
+/* The batch phases as the bands show them: what the phase event starts. */
+struct PhaseStyle {
+	const char *name;	/* traceBatchPhaseName() */
+	const char *label;
+	const char *fill;
+};
+const PhaseStyle kPhases[] = {
+	{"begin", "refs published", "#bdbdbd"},
+	{"int3", "phase 1: INT3s + sync", "#e6550d"},
+	{"tails", "phase 2: tails + sync", "#fdae6b"},
+	{"first_bytes", "phase 3: first bytes + sync", "#3182bd"},
+};
+
+std::string esc(const std::string &s)
+{
+	std::string o;
+
+	for (char c : s) {
+		switch (c) {
+		case '<': o += "&lt;"; break;
+		case '>': o += "&gt;"; break;
+		case '&': o += "&amp;"; break;
+		case '"': o += "&quot;"; break;
+		default: o += c;
+		}
+	}
+	return o;
+}
+
+std::string dur(double ns)
+{
+	if (ns >= 1e9)
+		return fmt::format("{:.3g} s", ns / 1e9);
+	if (ns >= 1e6)
+		return fmt::format("{:.3g} ms", ns / 1e6);
+	if (ns >= 1e3)
+		return fmt::format("{:.3g} us", ns / 1e3);
+	return fmt::format("{:.0f} ns", ns);
+}
+
+struct Canvas {
+	u64 t0, t1;
+	double laneH;
+	std::string out;
+
+	double x(u64 ts) const
+	{
+		double span = t1 > t0 ? (double)(t1 - t0) : 1.0;
+
+		return kLeft + (kWidth - kLeft - kRight) * (double)(ts - t0) / span;
+	}
+	double y(int cpu) const { return kTop + cpu * laneH; }
+};
+
+/* User and idle spans: from each CPU's enter to its exit (or the edge of the picture). */
+void drawSpans(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr)
+{
+	static const struct {
+		TraceType enter, exit;
+		const char *cls, *fill;
+	} kinds[] = {
+		{TraceType::UserEnter, TraceType::UserExit, "user", "#c7e9c0"},
+		{TraceType::CtIdleEnter, TraceType::CtIdleExit, "idle", "#d9d9d9"},
+	};
+	struct Open {
+		bool in = false;
+		u64 since = 0;
+	};
+	std::vector<bool> seen(nr);
+	std::vector<Open> open(nr * 2);
+	auto span = [&](int cpu, int k, u64 a, u64 b) {
+		c.out += fmt::format("<rect class=\"{}\" data-cpu=\"{}\" x=\"{:.1f}\" "
+				     "y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+				     "fill=\"{}\"><title>CPU {} {} for {}</title></rect>\n",
+				     kinds[k].cls, cpu, c.x(a), c.y(cpu) + 1,
+				     std::max(0.5, c.x(b) - c.x(a)), c.laneH - 2, kinds[k].fill, cpu,
+				     kinds[k].cls, dur((double)(b - a)));
+	};
+
+	for (const TraceEvent &e : ev) {
+		if (e.cpu >= nr)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			Open &o = open[e.cpu * 2 + k];
+
+			if (e.type == kinds[k].enter) {
+				o.in = true;
+				o.since = e.ts;
+			} else if (e.type == kinds[k].exit) {
+				/* the first we see of this CPU: it was there from the start */
+				span(e.cpu, k, o.in ? o.since : seen[e.cpu] ? e.ts : c.t0, e.ts);
+				o.in = false;
+			}
+		}
+		seen[e.cpu] = true;
+	}
+	for (unsigned int cpu = 0; cpu < nr; cpu++)
+		for (int k = 0; k < 2; k++)
+			if (open[cpu * 2 + k].in)
+				span(cpu, k, open[cpu * 2 + k].since, c.t1);
+}
+
+/* Each batch's phases, from one phase event of the patching CPU to its next. */
+void drawBatches(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr)
+{
+	std::map<int, const TraceEvent *> open;	/* patching CPU -> its last phase event */
+	unsigned int batch = 0;
+
+	for (const TraceEvent &e : ev) {
+		if (e.type != TraceType::TextPokeBatch || e.cpu >= nr)
+			continue;
+		auto it = open.find(e.cpu);
+
+		if (it != open.end() && it->second->target >= 0 &&
+		    it->second->target < (int)(sizeof(kPhases) / sizeof(kPhases[0]))) {
+			const PhaseStyle &p = kPhases[it->second->target];
+			double x0 = c.x(it->second->ts), x1 = c.x(e.ts);
+
+			c.out += fmt::format("<rect class=\"phase phase-{}\" data-cpu=\"{}\" "
+					     "data-batch=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+					     "height=\"{:.1f}\" fill=\"{}\"><title>batch {} of {} "
+					     "sites, {}: {}</title></rect>\n",
+					     p.name, e.cpu, batch, x0, c.y(e.cpu) + 2,
+					     std::max(1.0, x1 - x0), c.laneH / 2 - 2, p.fill, batch,
+					     e.callsite, p.label, dur((double)(e.ts - it->second->ts)));
+		}
+		if (e.target == kshim::TRACE_BATCH_DONE) {
+			open.erase(e.cpu);
+			batch++;
+		} else {
+			open[e.cpu] = &e;
+		}
+	}
+}
+
+void arrow(Canvas &c, int from, int to, double x, unsigned long n)
+{
+	double y0 = c.y(from) + c.laneH / 2, y1 = c.y(to) + c.laneH / 2;
+	double d = y1 > y0 ? -4 : 4;
+
+	c.out += fmt::format("<g class=\"ipi\" data-from=\"{}\" data-to=\"{}\" data-n=\"{}\">"
+			     "<title>{} IPI{} CPU {} -> CPU {}</title><line x1=\"{:.1f}\" "
+			     "y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#a50f15\" "
+			     "stroke-width=\"0.8\"/><path d=\"M{:.1f} {:.1f} l-2.5 {:.1f} l5 0 z\" "
+			     "fill=\"#a50f15\"/></g>\n",
+			     from, to, n, n, n == 1 ? "" : "s", from, to, x, y0, x + 1.5, y1, x + 1.5,
+			     y1, d);
+}
+
+/*
+ * IPIs, INT3 traps and deferred flushes. Marks of one kind that fall on the
+ * same pixel column of a lane are drawn once, with their count, so that a
+ * long run's picture stays small.
+ */
+void drawMarks(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr)
+{
+	std::map<std::tuple<int, int, int>, unsigned long> ipis;	/* (x, from, to) */
+	std::map<std::pair<int, int>, unsigned long> int3s;		/* (x, cpu) */
+
+	for (const TraceEvent &e : ev) {
+		if (e.cpu >= nr)
+			continue;
+		double x = c.x(e.ts), ym = c.y(e.cpu) + c.laneH / 2;
+		int px = (int)x;
+
+		switch (e.type) {
+		case TraceType::IpiSendCpu:
+			if (e.target >= 0 && (unsigned int)e.target < nr)
+				ipis[{px, e.cpu, e.target}]++;
+			break;
+		case TraceType::IpiSendCpumask:
+			for (unsigned int t = 0; t < nr; t++)
+				if (cpumask_test_cpu(t, &e.mask))
+					ipis[{px, e.cpu, (int)t}]++;
+			break;
+		case TraceType::Int3Emulate:
+			int3s[{px, e.cpu}]++;
+			break;
+		case TraceType::CtWorkFlush:
+			c.out += fmt::format("<path class=\"flush\" data-cpu=\"{}\" d=\"M{:.1f} {:.1f} "
+					     "l4 4 l-4 4 l-4 -4 z\" fill=\"#08519c\"><title>CPU {} ran "
+					     "its deferred {} at kernel entry</title></path>\n",
+					     e.cpu, x, ym - 4, e.cpu, esc(kshim::traceCtWorkName(e.target)));
+			break;
+		case TraceType::Lost:
+			c.out += fmt::format("<text class=\"lost\" data-cpu=\"{}\" x=\"{:.1f}\" "
+					     "y=\"{:.1f}\" font-size=\"11\" fill=\"#000\">x<title>{} "
+					     "events dropped on CPU {} here</title></text>\n",
+					     e.cpu, x - 3, ym + 4, e.target, e.cpu);
+			break;
+		default:
+			break;
+		}
+	}
+	for (const auto &[k, n] : ipis)
+		arrow(c, std::get<1>(k), std::get<2>(k), std::get<0>(k), n);
+	for (const auto &[k, n] : int3s)
+		c.out += fmt::format("<path class=\"int3\" data-cpu=\"{}\" data-n=\"{}\" "
+				     "d=\"M{} {:.1f} l-3 -6 l6 0 z\" fill=\"#cb181d\"><title>CPU {} "
+				     "trapped on an INT3 {} time{} and emulated the site</title></path>\n",
+				     k.second, n, k.first, c.y(k.second) + c.laneH - 2, k.second, n,
+				     n == 1 ? "" : "s");
+}
+
+void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::string &note)
+{
+	c.out += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"16\">{}</text>\n", kLeft,
+			     esc(title));
+	if (!note.empty())
+		c.out += fmt::format("<text x=\"{}\" y=\"44\" font-size=\"12\" fill=\"#444\">{}"
+				     "</text>\n", kLeft, esc(note));
+	for (unsigned int cpu = 0; cpu < nr; cpu++) {
+		c.out += fmt::format("<g class=\"lane\" data-cpu=\"{0}\"><rect x=\"{1}\" y=\"{2:.1f}\" "
+				     "width=\"{3}\" height=\"{4:.1f}\" fill=\"{5}\" stroke=\"#eee\"/>"
+				     "<text x=\"8\" y=\"{6:.1f}\" font-size=\"{7:.0f}\">CPU {0}</text>"
+				     "</g>\n",
+				     cpu, kLeft, c.y(cpu), kWidth - kLeft - kRight, c.laneH,
+				     cpu % 2 ? "#fafafa" : "#ffffff", c.y(cpu) + c.laneH / 2 + 4,
+				     std::min(12.0, c.laneH - 1));
+	}
+	/* the time axis: ten ticks */
+	double ya = c.y(nr) + 14;
+
+	for (int i = 0; i <= 10; i++) {
+		u64 ts = c.t0 + (c.t1 - c.t0) * i / 10;
+		double x = c.x(ts);
+
+		c.out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
+				     "stroke=\"#999\" stroke-width=\"0.5\"/><text x=\"{0:.1f}\" "
+				     "y=\"{3:.1f}\" font-size=\"10\" text-anchor=\"middle\">+{4}</text>\n",
+				     x, kTop, c.y(nr), ya, dur((double)(ts - c.t0)));
+	}
+}
+
+void drawLegend(Canvas &c, unsigned int nr)
+{
+	double y = c.y(nr) + 36, x = kLeft;
+	auto item = [&](const std::string &swatch, const char *label) {
+		c.out += fmt::format("<g class=\"legend\">{}<text x=\"{:.1f}\" y=\"{:.1f}\" "
+				     "font-size=\"11\">{}</text></g>\n",
+				     swatch, x + 16, y + 10, label);
+		x += 16 + 7.0 * std::string(label).size() + 18;
+	};
+	auto box = [&](const char *fill) {
+		return fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" "
+				   "fill=\"{}\"/>", x, y, fill);
+	};
+
+	item(box("#c7e9c0"), "user mode");
+	item(box("#d9d9d9"), "idle");
+	for (const PhaseStyle &p : kPhases)
+		item(box(p.fill), p.label);
+	item(fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
+			 "stroke=\"#a50f15\"/>", x + 6, y, y + 12), "IPI");
+	item(fmt::format("<path d=\"M{:.1f} {:.1f} l-3 -6 l6 0 z\" fill=\"#cb181d\"/>", x + 6,
+			 y + 10), "INT3 trap");
+	item(fmt::format("<path d=\"M{:.1f} {:.1f} l4 4 l-4 4 l-4 -4 z\" fill=\"#08519c\"/>", x + 6,
+			 y + 2), "deferred flush at entry");
+}
+
+} /* namespace */
+
+u32 timelineEvents()
+{
+	u32 m = 0;
+
+	for (TraceType t : {TraceType::IpiSendCpu, TraceType::IpiSendCpumask, TraceType::UserEnter,
+			    TraceType::UserExit, TraceType::TextPokeBatch, TraceType::Int3Emulate,
+			    TraceType::CtIdleEnter, TraceType::CtIdleExit, TraceType::CtWorkFlush})
+		m |= kshim::traceBit(t);
+	return m;
+}
+
+std::string timelineSvg(const std::vector<TraceEvent> &events, unsigned int nrCpus,
+			const std::string &title, const std::string &note)
+{
+	Canvas c;
+	unsigned int nr = std::max(1u, nrCpus);
+
+	c.t0 = events.empty() ? 0 : events.front().ts;
+	c.t1 = events.empty() ? 1 : std::max(events.back().ts, c.t0 + 1);
+	/* readable at 64 CPUs: lanes shrink from 28 px to 10 */
+	c.laneH = nr <= 16 ? 28 : nr <= 32 ? 18 : 10;
+
+	double h = c.y(nr) + 70;
+
+	c.out = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "
+			    "xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{:.0f}\" "
+			    "viewBox=\"0 0 {} {:.0f}\" font-family=\"sans-serif\">\n<title>{}</title>\n"
+			    "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n",
+			    kWidth, h, kWidth, h, esc(title));
+	drawFrame(c, nr, title, note);
+	drawSpans(c, events, nr);
+	drawBatches(c, events, nr);
+	drawMarks(c, events, nr);
+	drawLegend(c, nr);
+	c.out += "</svg>\n";
+	return c.out;
+}
+
+namespace {
+
+class TimelineSink : public kshim::TraceSink
+{
+public:
+	TimelineSink(u64 windowNs, const std::string &title, const std::string &subtitle)
+		: window_(windowNs), title_(title), note_(subtitle)
+	{
+	}
+
+	bool open(const std::string &path, std::string *err) { return file_.open(path, err); }
+
+	void begin(const std::vector<kshim::TraceCpu> &cpus) override { nr_ = cpus.size(); }
+
+	void event(const TraceEvent &e) override
+	{
+		ev_.push_back(e);
+		while (window_ && ev_.front().ts + window_ < e.ts) {
+			ev_.pop_front();
+			cut_ = true;
+		}
+	}
+
+	bool finish(const std::vector<kshim::TraceCpu> &cpus, std::string *err) override
+	{
+		std::vector<TraceEvent> v(ev_.begin(), ev_.end());
+		unsigned long dropped = 0;
+		std::string note = note_;
+
+		for (const kshim::TraceCpu &c : cpus)
+			dropped += c.dropped;
+		if (cut_)
+			note += fmt::format("{}the last {} of the run (--timeline-window)",
+					    note.empty() ? "" : "; ", dur((double)window_));
+		if (dropped)
+			note += fmt::format("{}{} events dropped (x marks)", note.empty() ? "" : "; ",
+					    dropped);
+		file_.write(timelineSvg(v, std::max<size_t>(nr_, cpus.size()), title_, note));
+		return file_.commit(err);
+	}
+
+private:
+	u64 window_;
+	std::string title_, note_;
+	std::deque<TraceEvent> ev_;
+	size_t nr_ = 0;
+	bool cut_ = false;
+	kshim::OutputFile file_;
+};
+
+class MaskSink : public kshim::TraceSink
+{
+public:
+	MaskSink(std::unique_ptr<kshim::TraceSink> inner, u32 mask)
+		: inner_(std::move(inner)), mask_(mask)
+	{
+	}
+
+	void begin(const std::vector<kshim::TraceCpu> &cpus) override { inner_->begin(cpus); }
+
+	void event(const TraceEvent &e) override
+	{
+		if (e.type == TraceType::Lost || (mask_ & kshim::traceBit(e.type)))
+			inner_->event(e);
+	}
+
+	bool finish(const std::vector<kshim::TraceCpu> &cpus, std::string *err) override
+	{
+		return inner_->finish(cpus, err);
+	}
+
+private:
+	std::unique_ptr<kshim::TraceSink> inner_;
+	u32 mask_;
+};
+
+} /* namespace */
+
+std::unique_ptr<kshim::TraceSink> makeTimelineSink(const std::string &path, u64 windowNs,
+						   const std::string &title,
+						   const std::string &subtitle, std::string *err)
+{
+	auto s = std::make_unique<TimelineSink>(windowNs, title, subtitle);
+
+	if (!s->open(path, err))
+		return nullptr;
+	return s;
+}
+
+std::unique_ptr<kshim::TraceSink> maskTraceSink(std::unique_ptr<kshim::TraceSink> inner, u32 mask)
+{
+	return std::make_unique<MaskSink>(std::move(inner), mask);
+}
+
+} /* namespace pokelab */

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pokelab timeline TRACE -o FILE.svg: the timeline picture of a trace that
+ * a run wrote, trace-cmd report text or a trace.dat (read through
+ * `trace-cmd report`), and the reader of that text (timeline.h).
+ */
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <kernel_shim/trace_output.h>
+#include <linux/cpumask.h>
+
+#include "command.h"
+#include "timeline/timeline.h"
+
+namespace pokelab {
+
+namespace {
+
+using kshim::TraceEvent;
+using kshim::TraceType;
+
+bool field(const std::string &info, const char *name, std::string *val)
+{
+	std::string key = std::string(name) + "=";
+	size_t p = info.find(key);
+
+	if (p == std::string::npos || (p && info[p - 1] != ' '))
+		return false;
+	p += key.size();
+	*val = info.substr(p, info.find(' ', p) - p);
+	if (!val->empty() && val->back() == ',')	/* "func=x, csd=y" */
+		val->pop_back();
+	return true;
+}
+
+/* cpumask=00000000,00000006: 32-bit hex words, the most significant first */
+bool parseMask(const std::string &s, struct cpumask *m)
+{
+	std::vector<std::string> words;
+	std::stringstream ss(s);
+	std::string w;
+
+	cpumask_clear(m);
+	while (std::getline(ss, w, ','))
+		words.push_back(w);
+	for (size_t i = 0; i < words.size(); i++) {
+		unsigned long v = strtoul(words[words.size() - 1 - i].c_str(), nullptr, 16);
+
+		for (unsigned int b = 0; b < 32; b++)
+			if ((v >> b) & 1 && i * 32 + b < NR_CPUS)
+				cpumask_set_cpu(i * 32 + b, m);
+	}
+	return !words.empty();
+}
+
+int phaseOf(const std::string &name)
+{
+	for (int p = 0; p <= kshim::TRACE_BATCH_DONE; p++)
+		if (kshim::traceBatchPhaseName(p) == name)
+			return p;
+	return -1;
+}
+
+int workOf(const std::string &name)
+{
+	for (int b = 0; b < 8; b++)
+		if (kshim::traceCtWorkName(1 << b) == name)
+			return 1 << b;
+	return 0;
+}
+
+} /* namespace */
+
+bool parseTraceReport(std::istream &in, std::vector<TraceEvent> *events, unsigned int *nrCpus,
+		      std::string *err)
+{
+	static const std::regex line(R"(^\s*.*-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+(\w+):\s*(.*)$)");
+	static const std::regex lost(R"(^CPU:(\d+) \[(\d+) EVENTS DROPPED\]$)");
+	static const std::map<std::string, TraceType> types = {
+		{"ipi_send_cpu", TraceType::IpiSendCpu}, {"ipi_send_cpumask", TraceType::IpiSendCpumask},
+		{"user_enter", TraceType::UserEnter}, {"user_exit", TraceType::UserExit},
+		{"text_poke_batch", TraceType::TextPokeBatch},
+		{"int3_emulate", TraceType::Int3Emulate}, {"ct_idle_enter", TraceType::CtIdleEnter},
+		{"ct_idle_exit", TraceType::CtIdleExit}, {"ct_work_flush", TraceType::CtWorkFlush},
+	};
+	std::string s;
+	unsigned int lineNo = 0, maxCpu = 0;
+	bool any = false;
+
+	*nrCpus = 0;
+	while (std::getline(in, s)) {
+		std::smatch m;
+		TraceEvent e = {};
+		std::string v;
+
+		lineNo++;
+		if (s.rfind("cpus=", 0) == 0) {
+			*nrCpus = (unsigned int)strtoul(s.c_str() + 5, nullptr, 10);
+			continue;
+		}
+		if (std::regex_match(s, m, lost)) {
+			e.type = TraceType::Lost;
+			e.cpu = (u16)std::stoul(m[1]);
+			e.target = (int)std::stoul(m[2]);
+			e.ts = events->empty() ? 0 : events->back().ts;
+			events->push_back(e);
+			continue;
+		}
+		if (!std::regex_match(s, m, line)) {
+			if (!s.empty() && !any && lineNo > 4) {
+				*err = fmt::format("line {}: not trace-cmd report output: \"{}\"", lineNo,
+						   s.substr(0, 60));
+				return false;
+			}
+			continue;
+		}
+		any = true;
+		auto t = types.find(m[5]);
+
+		if (t == types.end())
+			continue;
+		e.type = t->second;
+		e.pid = (u32)std::stoul(m[1]);
+		e.cpu = (u16)std::stoul(m[2]);
+		/* trace-cmd report's microseconds */
+		e.ts = std::stoull(m[3]) * 1000000000ull + std::stoull(m[4]) * 1000ull;
+		std::string info = m[6];
+
+		if (e.type == TraceType::IpiSendCpu && field(info, "cpu", &v))
+			e.target = std::stoi(v);
+		if (e.type == TraceType::IpiSendCpumask &&
+		    !(field(info, "cpumask", &v) && parseMask(v, &e.mask))) {
+			*err = fmt::format("line {}: ipi_send_cpumask without a cpumask= field", lineNo);
+			return false;
+		}
+		if (e.type == TraceType::TextPokeBatch) {
+			if (!field(info, "phase", &v) || (e.target = phaseOf(v)) < 0) {
+				*err = fmt::format("line {}: text_poke_batch with no known phase=", lineNo);
+				return false;
+			}
+			if (field(info, "nr_entries", &v))
+				e.callsite = std::stoul(v);
+		}
+		if (e.type == TraceType::CtWorkFlush && field(info, "work", &v))
+			e.target = workOf(v);
+		maxCpu = std::max<unsigned int>(maxCpu, e.cpu);
+		events->push_back(e);
+	}
+	if (!any) {
+		*err = "no trace-cmd report event lines in it";
+		return false;
+	}
+	if (*nrCpus <= maxCpu)
+		*nrCpus = maxCpu + 1;
+	return true;
+}
+
+namespace {
+
+struct TimelineOptions {
+	std::string trace, out, title;
+} opts;
+CLI::App *t;
+
+/* `trace-cmd report -i FILE`'s output, or false with one line in *@err */
+bool reportOf(const std::string &path, std::string *text, std::string *err)
+{
+	int fd[2];
+	pid_t pid;
+	char buf[65536];
+	ssize_t r;
+	int status;
+
+	if (pipe(fd)) {
+		*err = fmt::format("pipe: {}", strerror(errno));
+		return false;
+	}
+	pid = fork();
+	if (pid < 0) {
+		*err = fmt::format("fork: {}", strerror(errno));
+		close(fd[0]);
+		close(fd[1]);
+		return false;
+	}
+	if (!pid) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		execlp("trace-cmd", "trace-cmd", "report", "-i", path.c_str(), (char *)nullptr);
+		_exit(127);
+	}
+	close(fd[1]);
+	while ((r = read(fd[0], buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR))
+		if (r > 0)
+			text->append(buf, r);
+	close(fd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		*err = WIFEXITED(status) && WEXITSTATUS(status) == 127
+			       ? "trace-cmd not found (tools/install-deps.sh installs it)"
+			       : "trace-cmd report failed on it";
+		return false;
+	}
+	return true;
+}
+
+bool isDat(const std::string &path)
+{
+	std::ifstream f(path, std::ios::binary);
+	char magic[10] = {};
+
+	f.read(magic, sizeof(magic));
+	return f.gcount() == 10 && !memcmp(magic, "\x17\x08\x44tracing", 10);
+}
+
+int runTimeline()
+{
+	std::vector<TraceEvent> ev;
+	std::string err, text;
+	unsigned int nr;
+	kshim::OutputFile out;
+
+	if (access(opts.trace.c_str(), R_OK)) {
+		fmt::print(stderr, "timeline: {}: {}; expected a trace written by --trace FILE\n",
+			   opts.trace, strerror(errno));
+		return kExitUsage;
+	}
+	char a[PATH_MAX], b[PATH_MAX];
+
+	if (realpath(opts.trace.c_str(), a) && realpath(opts.out.c_str(), b) && !strcmp(a, b)) {
+		fmt::print(stderr, "timeline: -o {}: is the trace itself; expected another file\n",
+			   opts.out);
+		return kExitUsage;
+	}
+	if (isDat(opts.trace) && !reportOf(opts.trace, &text, &err)) {
+		fmt::print(stderr, "timeline: {}: {}\n", opts.trace, err);
+		return kExitUsage;
+	}
+	std::ifstream file(opts.trace);
+	std::istringstream mem(text);
+
+	if (!parseTraceReport(text.empty() ? (std::istream &)file : (std::istream &)mem, &ev, &nr,
+			      &err)) {
+		fmt::print(stderr, "timeline: {}: {}; expected trace-cmd report text or a trace.dat\n",
+			   opts.trace, err);
+		return kExitUsage;
+	}
+	if (!out.open(opts.out, &err)) {
+		fmt::print(stderr, "timeline: -o {}: {}\n", opts.out, err);
+		return kExitUsage;
+	}
+	out.write(timelineSvg(ev, nr, opts.title.empty() ? opts.trace : opts.title, ""));
+	if (!out.commit(&err)) {
+		fmt::print(stderr, "timeline: {}\n", err);
+		return 1;
+	}
+	fmt::print("timeline: {} events on {} CPUs -> {}\n", ev.size(), nr, opts.out);
+	return 0;
+}
+
+void addTimeline(CLI::App &app)
+{
+	t = app.add_subcommand("timeline", "Draw a trace (--trace text or .dat) as an SVG timeline: "
+					   "a lane per CPU, batch phases, IPIs, INT3 traps");
+	t->add_option("trace", opts.trace, "The trace: trace-cmd report text or a trace.dat")
+		->required();
+	t->add_option("-o,--output", opts.out, "The SVG to write")->required();
+	t->add_option("--title", opts.title, "The picture's title (default: the trace's name)");
+}
+
+bool timelineParsed()
+{
+	return t && t->parsed();
+}
+
+CommandRegistrar timelineCommand({60, addTimeline, timelineParsed, runTimeline});
+
+} /* namespace */
+
+} /* namespace pokelab */
