@@ -109,9 +109,11 @@ void pokelabBugsReset(void)
 	pokelab_bugs = {};
 	pokelab_hooks = {};
 	pokelab::batchAfterPhase1Probe = nullptr;
+	pokelab::batchPhaseHook = nullptr;
 }
 
 void (*pokelab::batchAfterPhase1Probe)(void);
+void (*pokelab::batchPhaseHook)(int phase);
 
 /*
  * pokelab.refs=percpu|global: per-CPU refs (v6.16, after E. Dumazet's 2025
@@ -699,6 +701,8 @@ static void trace_text_poke_phase(int phase)
 {
 	kshim::xmcPhase(phase);
 	trace_pokelab_text_poke_batch(text_poke_array.nr_entries, phase);
+	if (unlikely(pokelab::batchPhaseHook))
+		pokelab::batchPhaseHook(phase);
 }
 
 static void trace_text_poke_batch_synced(void)
@@ -1041,6 +1045,13 @@ unsigned long refsCrossCpuWrites(int cpu) noexcept
 unsigned long refsPatcherWrites() noexcept
 {
 	return __atomic_load_n(&text_poke_refs_patcher_writes, __ATOMIC_RELAXED);
+}
+
+int int3RefsNow(int cpu) noexcept
+{
+	if (text_poke_refs_global)
+		return atomic_read(&text_poke_array_refs_global);
+	return atomic_read(per_cpu_ptr(&text_poke_array_refs, cpu));
 }
 
 unsigned long int3Emulated(int cpu) noexcept

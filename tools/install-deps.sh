@@ -13,7 +13,7 @@ PACKAGES=(
 	libgtest-dev libgmock-dev libbenchmark-dev
 	libzydis-dev libzycore-dev libcli11-dev nlohmann-json3-dev
 	gawk libcairo2-dev libfontconfig-dev
-	trace-cmd librsvg2-bin
+	trace-cmd librsvg2-bin tmux
 )
 
 die() {

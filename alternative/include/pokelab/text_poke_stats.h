@@ -30,6 +30,23 @@ struct TextPokeStats {
  */
 extern void (*batchAfterPhase1Probe)(void);
 
+/*
+ * Hook: called at the start of each phase of smp_text_poke_batch_finish()
+ * (@phase kshim::TRACE_BATCH_INT3, _TAILS, _FIRST_BYTES: nothing of that
+ * phase written yet), on the patching CPU with text_mutex held, right
+ * after the phase's tracepoint; NULL for none. pokelab explain shows the
+ * live bytes and CPUs there. Set and cleared in task context while no
+ * batch is in flight.
+ */
+extern void (*batchPhaseHook)(int phase);
+
+/*
+ * The INT3 refs of @cpu now (pokelab.refs=percpu: its per-CPU count; 1 while
+ * a batch is published, 1 more per handler of that CPU holding one), or the
+ * global count (pokelab.refs=global, @cpu ignored). Any thread; a racy read.
+ */
+int int3RefsNow(int cpu) noexcept;
+
 /* A snapshot of the global counters. Any thread. */
 TextPokeStats textPokeStats() noexcept;
 

@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# explain.sh POKELAB: `pokelab explain` (docs/explain.md). --list names the
+# topics; int3-batch shows each site's disassembly before, during (INT3)
+# and after the batch and at least one CPU inside the handler with a ref
+# held, and what it says each CPU did is what the run's own trace recorded;
+# under tmux, --step waits at each step and goes on at Enter.
+. "$(dirname "$0")/lib.sh"
+"$pokelab" explain --list >"$dir/list" || fail "explain --list failed"
+for t in static-key int3-batch; do
+	grep -q "^$t " "$dir/list" || fail "--list lacks $t"
+done
+
+"$pokelab" explain int3-batch --cpus 4 --trace "$dir/t.txt" >"$dir/out" 2>"$dir/err" ||
+	fail "explain int3-batch failed ($?)"
+grep -q '^  before 0x[0-9a-f]* <.*>: 0f 1f 44 00 00   nop' "$dir/out" || fail "no NOP before"
+grep -q '^  during 0x[0-9a-f]* <.*>: cc .*  int3$' "$dir/out" || fail "no INT3 during"
+grep -q '^  after 0x[0-9a-f]* <.*>: e9 .*  jmp ' "$dir/out" || fail "no JMP after"
+grep -q ' 0 violations -> PASS$' "$dir/out" || fail "the checker did not pass"
+caught=$(sed -n 's/^  CPU \([0-9]*\): inside smp_text_poke_int3_handler() with a ref held.*/\1/p' \
+	"$dir/out")
+[ -n "$caught" ] || fail "no CPU shown inside the handler"
+# every CPU's INT3 count is the trace's; a CPU shown in the handler trapped in the trace
+for cpu in 1 2 3; do
+	said=$(sed -n "s/^  CPU $cpu: \([0-9]*\) INT3 traps* emulated in the batch$/\1/p" "$dir/out")
+	traced=$(grep -c "\[00$cpu\] .* int3_emulate:" "$dir/t.txt")
+	[ -n "$said" ] && [ "$said" -eq "$traced" ] ||
+		fail "CPU $cpu: explain says ${said:-nothing}, the trace has $traced INT3 emulations"
+done
+for cpu in $caught; do
+	grep -q "\[00$cpu\] .* int3_emulate:" "$dir/t.txt" ||
+		fail "CPU $cpu shown in the handler, but no int3_emulate of it in the trace"
+done
+
+# --step under tmux: one step on screen, Enter, the next
+command -v tmux >/dev/null || fail "tmux missing (tools/install-deps.sh)"
+sock="$dir/tmux"
+tmux -S "$sock" new-session -d -x 200 -y 60 -s explain \
+	"\"$pokelab\" explain static-key --step --cpus 3; echo EXIT=\$?; sleep 60" ||
+	fail "tmux did not start"
+trap 'tmux -S "$sock" kill-server 2>/dev/null; rm -rf "$dir"' EXIT
+screen() { tmux -S "$sock" capture-pane -p -t explain -S -200; }
+wait_for() {	# wait_for PATTERN: up to 30 s
+	i=0
+	while ! screen | grep -q "$1"; do
+		i=$((i + 1))
+		[ "$i" -lt 300 ] || { screen >"$dir/out"; fail "tmux: never showed '$1'"; }
+		sleep 0.1
+	done
+}
+wait_for 'Enter for the next step'
+screen | grep -q '^Step 1: ' || fail "tmux: no step 1"
+sleep 0.5
+! screen | grep -q '^Step 2: ' || fail "tmux: step 2 came without Enter"
+for n in 2 3; do
+	tmux -S "$sock" send-keys -t explain Enter
+	wait_for "^Step $n: "
+done
+wait_for '^EXIT=0$'
+echo "explain: int3-batch CPUs in the handler:" $caught"; --step waited at each step"
+exit 0
