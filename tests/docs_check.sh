@@ -6,6 +6,7 @@
 #    docs/ page names (alternative/int3.cpp, tests/cli/torture.sh, or an
 #    include path such as kernel_shim/xmc.h) is a file or directory of the
 #    tree;
+#    (or one the page itself creates: <!-- tutorial-file: PATH -->);
 #  - every --option shown on a line that runs pokelab is one of pokelab's.
 set -u
 root=$1
@@ -25,9 +26,12 @@ trap 'rm -f "$help" "$bad"' EXIT
 
 for f in "$root/README.md" "$root"/docs/*.md; do
 	name=${f#"$root/"}
+	# files a page creates (docs/tutorial.md's <!-- tutorial-file: PATH -->)
+	made=$(sed -n 's/.*<!-- tutorial-file: \([^ ]*\) -->.*/\1/p' "$f")
 	# paths that start a word (not ".../tools/..." inside build/tools/pokelab)
 	grep -oE '(^|[^A-Za-z0-9_./-])(kernel_shim|alternative|context_tracking|tools|tests|workloads|docs)/[A-Za-z0-9_./*-]*[A-Za-z0-9_*]' "$f" |
 		sed -E 's/^[^a-z]//' | sort -u | while read -r p; do
+		printf '%s\n' "$made" | grep -qxF "$p" && continue
 		case "$p" in
 		*'*'*)	# a glob: something must match it
 			ls $root/$p >/dev/null 2>&1 && continue ;;
