@@ -8,7 +8,7 @@
 # under tmux, --step waits at each step and goes on at Enter.
 . "$(dirname "$0")/lib.sh"
 "$pokelab" explain --list >"$dir/list" || fail "explain --list failed"
-for t in static-key int3-batch; do
+for t in static-key int3-batch refs; do
 	grep -q "^$t " "$dir/list" || fail "--list lacks $t"
 done
 
@@ -32,6 +32,15 @@ for cpu in $caught; do
 	grep -q "\[00$cpu\] .* int3_emulate:" "$dir/t.txt" ||
 		fail "CPU $cpu shown in the handler, but no int3_emulate of it in the trace"
 done
+
+# refs: the readers write each other's refs line under global, hardly under percpu
+"$pokelab" explain refs --cpus 4 >"$dir/refs" 2>"$dir/err" || fail "explain refs failed ($?)"
+line=$(grep '^  writes by CPUs 1-3 to a refs line another CPU wrote last: global ' "$dir/refs") ||
+	fail "explain refs: no comparison line"
+g=$(echo "$line" | sed 's/.*global \([0-9]*\), percpu.*/\1/')
+p=$(echo "$line" | sed 's/.*percpu \([0-9]*\)$/\1/')
+[ "$g" -gt "$p" ] || fail "explain refs: global $g not above percpu $p"
+[ "$(grep -c ' 0 violations -> PASS$' "$dir/refs")" -eq 2 ] || fail "explain refs: a checker failed"
 
 # --step under tmux: one step on screen, Enter, the next
 command -v tmux >/dev/null || fail "tmux missing (tools/install-deps.sh)"

@@ -84,10 +84,12 @@ std::string bold(const std::string &s)
 
 unsigned int stepNo;
 
-/* "CPU 1" or "CPUs 1-3": the readers */
+/* "CPU 1" or "CPUs 1-3": the readers (of the machine booted, or about to be) */
 std::string readers()
 {
-	return nr_cpu_ids == 2 ? "CPU 1" : fmt::format("CPUs 1-{}", nr_cpu_ids - 1);
+	unsigned int n = kshim::booted() ? nr_cpu_ids : opts.cpus;
+
+	return n == 2 ? "CPU 1" : fmt::format("CPUs 1-{}", n - 1);
 }
 
 /* A step's heading; with --step, wait for Enter before it (not before the first). */
@@ -271,7 +273,7 @@ struct Machine {
 	kshim::XmcStats x0;
 };
 
-int bootMachine(Machine &m)
+int bootMachine(Machine &m, const std::string &extra = "")
 {
 	std::string err, cmdline = fmt::format("nr_cpus={}", opts.cpus);
 	u32 events = kshim::traceBit(kshim::TraceType::IpiSendCpumask) |
@@ -282,6 +284,8 @@ int bootMachine(Machine &m)
 
 	for (const std::string &p : opts.params)
 		cmdline += " " + p;
+	if (!extra.empty())
+		cmdline += " " + extra;
 	if (kshim::boot(cmdline, &err, true)) {
 		fmt::print(stderr, "explain: {}\n", err);
 		return kExitUsage;
@@ -422,11 +426,91 @@ int topicInt3Batch()
 	return ret;
 }
 
+/* One machine of the refs topic: a flip under pokelab.refs=@mode, the refs seen during it. */
+int refsRun(const char *mode, std::vector<unsigned long> *xcpu)
+{
+	Machine m;
+	int ret = bootMachine(m, std::string("pokelab.refs=") + mode);
+	std::vector<unsigned long> x0;
+
+	if (ret)
+		return ret;
+	startReaders();
+	kshim::sleepForNs(20000000ull);
+	x0 = snapshot(refsCrossCpuWrites);
+	batchPhaseHook = [](int phase) {
+		if (phase != kshim::TRACE_BATCH_TAILS)
+			return;
+		std::vector<int> caught = caughtInHandler(50000000ull);
+
+		fmt::print("  during phase 2, the refs each trapping CPU took: ");
+		for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
+			if (caught[cpu])
+				fmt::print("CPU {} read {}; ", cpu, caught[cpu]);
+		fmt::print("\n");
+	};
+	flip(1);
+	batchPhaseHook = nullptr;
+	stopReadersAndWait();
+	*xcpu = snapshot(refsCrossCpuWrites);
+	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		(*xcpu)[cpu] -= x0[cpu];
+		fmt::print("  CPU {}: {} INT3 traps, {} to a refs line another CPU wrote last\n",
+			   cpu, int3sOf(cpu) - flipInt30[cpu],
+			   kshim::nOf((*xcpu)[cpu], "write", "writes"));
+	}
+	small_key_write(0);
+	return finishMachine(m);
+}
+
+int topicRefs()
+{
+	std::vector<unsigned long> global, percpu;
+	unsigned long g = 0, p = 0;
+	int ret;
+
+	if (!opts.trace.empty()) {
+		fmt::print(stderr, "explain refs: --trace {}: this topic boots two machines; "
+			   "expected no --trace\n", opts.trace);
+		return kExitUsage;
+	}
+	step("pokelab.refs=global: one count for every CPU (v6.15's bp_desc.refs)");
+	fmt::print("A CPU that traps on a batch's INT3 takes a ref before it reads the batch "
+		   "and drops it after; the patcher waits for the count to drain. With one "
+		   "global count every trapping CPU writes the same cache line. One flip of "
+		   "pokelab_small_key while {} run its sites:\n", readers());
+	if ((ret = refsRun("global", &global)))
+		return ret;
+	step("pokelab.refs=percpu: a count per CPU (v6.16, E. Dumazet)");
+	fmt::print("Each CPU now takes its own count's ref; only the patcher, publishing "
+		   "and draining, writes another CPU's line. The same flip:\n");
+	if ((ret = refsRun("percpu", &percpu)))
+		return ret;
+	for (unsigned int cpu = 1; cpu < global.size(); cpu++)
+		g += global[cpu];
+	for (unsigned int cpu = 1; cpu < percpu.size(); cpu++)
+		p += percpu[cpu];
+	step("what changed");
+	fmt::print("  writes by {} to a refs line another CPU wrote last: global {}, "
+		   "percpu {}\n", readers(), g, p);
+	fmt::print("On 240 cores trapping at once, that line moving between them is what "
+		   "made a 164-site batch take 2.65 s; per-CPU counts made it 702 us "
+		   "(docs/reproduction.md, seed 000/001). This machine cannot show the "
+		   "latency, only the writes.\n");
+	fmt::print("\nRead next: arch/x86/kernel/alternative.c: try_get_text_poke_array(), "
+		   "put_text_poke_array(), and the refs publish/drain in "
+		   "smp_text_poke_batch_finish(); `pokelab run bpf-stats` for the seed's "
+		   "numbers.\n");
+	return g > p ? 0 : 1;
+}
+
 const Topic topics[] = {
 	{"static-key", "a static key's sites, flipped on and off, with the CPUs running them",
 	 topicStaticKey},
 	{"int3-batch", "smp_text_poke_batch_finish() phase by phase: INT3s, tails, first bytes, "
 		       "a CPU inside the handler", topicInt3Batch},
+	{"refs", "the INT3 handler's refs, global (v6.15) against per-CPU (v6.16): who writes "
+		 "whose cache line", topicRefs},
 };
 
 int runExplain()
