@@ -8,7 +8,7 @@
 # under tmux, --step waits at each step and goes on at Enter.
 . "$(dirname "$0")/lib.sh"
 "$pokelab" explain --list >"$dir/list" || fail "explain --list failed"
-for t in static-key int3-batch refs; do
+for t in static-key int3-batch refs deferral; do
 	grep -q "^$t " "$dir/list" || fail "--list lacks $t"
 done
 
@@ -41,6 +41,22 @@ g=$(echo "$line" | sed 's/.*global \([0-9]*\), percpu.*/\1/')
 p=$(echo "$line" | sed 's/.*percpu \([0-9]*\)$/\1/')
 [ "$g" -gt "$p" ] || fail "explain refs: global $g not above percpu $p"
 [ "$(grep -c ' 0 violations -> PASS$' "$dir/refs")" -eq 2 ] || fail "explain refs: a checker failed"
+
+# deferral: the isolated CPU gets the IPIs under off, the work bit and a flush at entry
+# under v7 and v7-tlbi, neither under v8 (kernel_cr3_loaded read 0)
+"$pokelab" explain deferral --cpus 4 >"$dir/defer" 2>"$dir/err" || fail "explain deferral failed ($?)"
+sed -n '/^Step 1: pokelab.ct_defer=off:/,/^Step 2:/p' "$dir/defer" |
+	grep -q '^  CPU 3: 3 IPIs reached it .* state: none;' || fail "deferral off: not 3 IPIs"
+for p in v7 v7-tlbi; do
+	sed -n "/^Step [0-9]: pokelab.ct_defer=$p:/,/^The checker/p" "$dir/defer" >"$dir/p"
+	grep -q '^  CPU 3: 0 IPIs reached it .* state: SYNC;' "$dir/p" || fail "deferral $p: no work bit"
+	grep -q '^  CPU 3 made a system call: 1 deferred flush ran' "$dir/p" ||
+		fail "deferral $p: no flush at entry"
+done
+sed -n '/^Step 4: pokelab.ct_defer=v8:/,$p' "$dir/defer" |
+	grep -q '^  CPU 3: 0 IPIs reached it .* state: none; kernel_cr3_loaded 0$' ||
+	fail "deferral v8: not 0 IPIs with kernel_cr3_loaded 0"
+[ "$(grep -c ' 0 violations -> PASS$' "$dir/defer")" -eq 4 ] || fail "explain deferral: a checker failed"
 
 # --step under tmux: one step on screen, Enter, the next
 command -v tmux >/dev/null || fail "tmux missing (tools/install-deps.sh)"

@@ -37,30 +37,30 @@
 #include <kernel_shim/trace_output.h>
 #include <kernel_shim/trace_record.h>
 #include <kernel_shim/xmc.h>
+#include <asm/processor.h>
+#include <asm/tlbflush.h>
+#include <linux/context_tracking.h>
+#include <linux/context_tracking_state.h>
 #include <linux/jump_label.h>
 #include <linux/smp.h>
+#include <pokelab/ct_entry.h>
 #include <pokelab/text_poke_stats.h>
 #include <workloads/small_key.h>
 
 #include "command.h"
+#include "explain/explain.h"
 #include "options.h"
 #include "stop.h"
 
 extern "C" struct jump_entry __start___jump_table[];
 extern "C" struct jump_entry __stop___jump_table[];
 
-namespace pokelab {
+namespace pokelab::explain {
+
+ExplainOptions opts;
 
 namespace {
 
-struct ExplainOptions {
-	std::string topic;
-	unsigned int cpus = 4;
-	bool step = false;
-	bool list = false;
-	std::string trace;
-	std::vector<std::string> params;
-} opts;
 CLI::App *x;
 
 struct Topic {
@@ -83,6 +83,8 @@ std::string bold(const std::string &s)
 }
 
 unsigned int stepNo;
+
+} /* namespace */
 
 /* "CPU 1" or "CPUs 1-3": the readers (of the machine booted, or about to be) */
 std::string readers()
@@ -134,13 +136,17 @@ void showSites(const char *when)
 }
 
 /* The readers: CPUs 1..N-1 run the two sites until told to stop. */
-std::atomic<bool> stopReaders;
+static std::atomic<bool> stopReaders;
 std::vector<unsigned long> runs(512), enabledRuns(512);
 
-void startReaders()
+/* CPUs 1..@last-1 (default: all) run the sites */
+static unsigned int readersEnd;
+
+void startReaders(unsigned int last)
 {
+	readersEnd = last ? last : nr_cpu_ids;
 	stopReaders.store(false);
-	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
+	for (unsigned int cpu = 1; cpu < readersEnd; cpu++)
 		kshim::cpuRun(cpu, [cpu] {
 			BpfCtx ctx{cpu};
 			unsigned long n = 0, en = 0;
@@ -160,7 +166,7 @@ void startReaders()
 void stopReadersAndWait()
 {
 	stopReaders.store(true);
-	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
+	for (unsigned int cpu = 1; cpu < readersEnd; cpu++)
 		kshim::cpuWait(cpu);
 }
 
@@ -218,62 +224,7 @@ std::vector<int> caughtInHandler(u64 ns)
 
 std::vector<unsigned long> flipIpi0, flipInt30;
 
-void explainPhase(int phase)
-{
-	switch (phase) {
-	case kshim::TRACE_BATCH_INT3:
-		step("phase 1: the refs are published, an INT3 goes on every site's first byte");
-		fmt::print("smp_text_poke_batch_finish() holds text_mutex and has published the "
-			   "refs: every CPU's INT3 refs count is 1 (CPU 1: {}), so a CPU that traps "
-			   "can take a ref. Nothing is written yet:\n",
-			   int3RefsNow(1));
-		showSites("before");
-		fmt::print("Next it writes 0xcc on each first byte and syncs every CPU "
-			   "(do_sync_core IPIs).\n");
-		break;
-	case kshim::TRACE_BATCH_TAILS: {
-		step("phase 2: every INT3 is in place and synced; the tails are next");
-		showSites("during");
-		fmt::print("A CPU that runs a site now traps: smp_text_poke_int3_handler() takes "
-			   "a ref, emulates the instruction the site will hold and returns past "
-			   "it. Sampling the live refs for 50 ms (with pokelab's torture delay "
-			   "after the ref, so that a CPU stays inside long enough to be seen):\n");
-		std::vector<int> caught = caughtInHandler(50000000ull);
-		bool any = false;
-
-		for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++) {
-			if (!caught[cpu])
-				continue;
-			any = true;
-			fmt::print("  CPU {}: inside smp_text_poke_int3_handler() with a ref held "
-				   "(its refs count read {})\n", cpu, caught[cpu]);
-		}
-		if (!any)
-			fmt::print("  no CPU was seen inside the handler in 50 ms\n");
-		showCpus(flipIpi0, flipInt30);
-		break;
-	}
-	case kshim::TRACE_BATCH_FIRST_BYTES:
-		step("phase 3: the tails are written and synced; the first bytes are next");
-		showSites("during");
-		fmt::print("The INT3 still guards each site: the bytes behind it are the new "
-			   "instruction's, but no CPU can fetch them without the trap. Next the "
-			   "first bytes go in, a last sync, and the refs are drained (each CPU's "
-			   "count back to 0 once no handler holds one).\n");
-		showCpus(flipIpi0, flipInt30);
-		break;
-	default:
-		break;
-	}
-}
-
-/* A topic's machine: its --trace sink and the model's counters at boot. */
-struct Machine {
-	std::unique_ptr<kshim::TraceSink> sink;
-	kshim::XmcStats x0;
-};
-
-int bootMachine(Machine &m, const std::string &extra = "")
+int bootMachine(Machine &m, const std::string &extra)
 {
 	std::string err, cmdline = fmt::format("nr_cpus={}", opts.cpus);
 	u32 events = kshim::traceBit(kshim::TraceType::IpiSendCpumask) |
@@ -341,168 +292,7 @@ void flip(int val)
 	small_key_write(val);
 }
 
-int topicStaticKey()
-{
-	Machine m;
-	int ret = bootMachine(m);
-
-	if (ret)
-		return ret;
-	TextPokeStats s0 = textPokeStats();
-
-	step("a static key and its sites");
-	fmt::print("pokelab_small_key is DEFINE_STATIC_KEY_FALSE(); two functions test it with "
-		   "static_branch_unlikely(). The compiler left a 5-byte NOP at each test, and "
-		   "the key's jump-table entries point at them:\n");
-	showSites("now");
-	fmt::print("{} now run both functions in a loop: with the key off, the NOP falls "
-		   "through and the branch is never taken.\n", readers());
-	startReaders();
-	kshim::sleepForNs(20000000ull);
-
-	step("static_branch_enable(): every site becomes a JMP");
-	fmt::print("static_key_slow_inc() -> jump_label_update() queues one entry per site "
-		   "(arch_jump_label_transform_queue(), smp_text_poke_batch_add()) and "
-		   "arch_jump_label_transform_apply() runs the batch: INT3s, tails, first bytes, "
-		   "a sync after each.\n");
-	flip(1);
-	TextPokeStats s1 = textPokeStats();
-
-	showSites("now");
-	fmt::print("  {} batch of {} sites, {} sync rounds\n", s1.batches - s0.batches,
-		   sites().size(), s1.syncRounds - s0.syncRounds);
-	showCpus(flipIpi0, flipInt30);
-	kshim::sleepForNs(20000000ull);	/* the readers take the branch for a while */
-
-	step("static_branch_disable(): back to NOPs");
-	flip(0);
-	showSites("now");
-	showCpus(flipIpi0, flipInt30);
-	stopReadersAndWait();
-	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
-		fmt::print("  CPU {}: ran the sites {} times, {} of them with the key on\n", cpu,
-			   runs[cpu], enabledRuns[cpu]);
-	ret = finishMachine(m);
-	fmt::print("\nRead next: include/linux/jump_label.h (static_branch_unlikely()), "
-		   "kernel/jump_label.c (static_key_slow_inc(), jump_label_update()), "
-		   "arch/x86/kernel/jump_label.c (arch_jump_label_transform_queue()); then "
-		   "`pokelab explain int3-batch` for the batch itself.\n");
-	return ret;
-}
-
-int topicInt3Batch()
-{
-	Machine m;
-	int ret = bootMachine(m);
-
-	if (ret)
-		return ret;
-
-	step("the sites before the batch");
-	fmt::print("pokelab_small_key's two sites, NOPs while the key is off; {} run them "
-		   "in a loop from now on:\n", readers());
-	showSites("before");
-	startReaders();
-	kshim::sleepForNs(20000000ull);
-
-	batchPhaseHook = explainPhase;
-	flip(1);
-	batchPhaseHook = nullptr;
-
-	step("the batch returned: every site holds the new instruction");
-	showSites("after");
-	showCpus(flipIpi0, flipInt30);
-	stopReadersAndWait();
-	std::vector<unsigned long> int3 = snapshot(int3sOf);
-
-	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
-		fmt::print("  CPU {}: {} emulated in the batch\n", cpu,
-			   kshim::nOf(int3[cpu] - flipInt30[cpu], "INT3 trap"));
-	small_key_write(0);	/* leave the key as found */
-	ret = finishMachine(m);
-	fmt::print("\nRead next: arch/x86/kernel/alternative.c: smp_text_poke_batch_finish() "
-		   "(the three phases), smp_text_poke_int3_handler() (the trap), "
-		   "smp_text_poke_sync_each_cpu() (the syncs).\n");
-	return ret;
-}
-
-/* One machine of the refs topic: a flip under pokelab.refs=@mode, the refs seen during it. */
-int refsRun(const char *mode, std::vector<unsigned long> *xcpu)
-{
-	Machine m;
-	int ret = bootMachine(m, std::string("pokelab.refs=") + mode);
-	std::vector<unsigned long> x0;
-
-	if (ret)
-		return ret;
-	startReaders();
-	kshim::sleepForNs(20000000ull);
-	x0 = snapshot(refsCrossCpuWrites);
-	batchPhaseHook = [](int phase) {
-		if (phase != kshim::TRACE_BATCH_TAILS)
-			return;
-		std::vector<int> caught = caughtInHandler(50000000ull);
-
-		fmt::print("  during phase 2, the refs each trapping CPU took: ");
-		for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
-			if (caught[cpu])
-				fmt::print("CPU {} read {}; ", cpu, caught[cpu]);
-		fmt::print("\n");
-	};
-	flip(1);
-	batchPhaseHook = nullptr;
-	stopReadersAndWait();
-	*xcpu = snapshot(refsCrossCpuWrites);
-	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		(*xcpu)[cpu] -= x0[cpu];
-		fmt::print("  CPU {}: {} INT3 traps, {} to a refs line another CPU wrote last\n",
-			   cpu, int3sOf(cpu) - flipInt30[cpu],
-			   kshim::nOf((*xcpu)[cpu], "write", "writes"));
-	}
-	small_key_write(0);
-	return finishMachine(m);
-}
-
-int topicRefs()
-{
-	std::vector<unsigned long> global, percpu;
-	unsigned long g = 0, p = 0;
-	int ret;
-
-	if (!opts.trace.empty()) {
-		fmt::print(stderr, "explain refs: --trace {}: this topic boots two machines; "
-			   "expected no --trace\n", opts.trace);
-		return kExitUsage;
-	}
-	step("pokelab.refs=global: one count for every CPU (v6.15's bp_desc.refs)");
-	fmt::print("A CPU that traps on a batch's INT3 takes a ref before it reads the batch "
-		   "and drops it after; the patcher waits for the count to drain. With one "
-		   "global count every trapping CPU writes the same cache line. One flip of "
-		   "pokelab_small_key while {} run its sites:\n", readers());
-	if ((ret = refsRun("global", &global)))
-		return ret;
-	step("pokelab.refs=percpu: a count per CPU (v6.16, E. Dumazet)");
-	fmt::print("Each CPU now takes its own count's ref; only the patcher, publishing "
-		   "and draining, writes another CPU's line. The same flip:\n");
-	if ((ret = refsRun("percpu", &percpu)))
-		return ret;
-	for (unsigned int cpu = 1; cpu < global.size(); cpu++)
-		g += global[cpu];
-	for (unsigned int cpu = 1; cpu < percpu.size(); cpu++)
-		p += percpu[cpu];
-	step("what changed");
-	fmt::print("  writes by {} to a refs line another CPU wrote last: global {}, "
-		   "percpu {}\n", readers(), g, p);
-	fmt::print("On 240 cores trapping at once, that line moving between them is what "
-		   "made a 164-site batch take 2.65 s; per-CPU counts made it 702 us "
-		   "(docs/reproduction.md, seed 000/001). This machine cannot show the "
-		   "latency, only the writes.\n");
-	fmt::print("\nRead next: arch/x86/kernel/alternative.c: try_get_text_poke_array(), "
-		   "put_text_poke_array(), and the refs publish/drain in "
-		   "smp_text_poke_batch_finish(); `pokelab run bpf-stats` for the seed's "
-		   "numbers.\n");
-	return g > p ? 0 : 1;
-}
+namespace {
 
 const Topic topics[] = {
 	{"static-key", "a static key's sites, flipped on and off, with the CPUs running them",
@@ -511,6 +301,8 @@ const Topic topics[] = {
 		       "a CPU inside the handler", topicInt3Batch},
 	{"refs", "the INT3 handler's refs, global (v6.15) against per-CPU (v6.16): who writes "
 		 "whose cache line", topicRefs},
+	{"deferral", "an isolated CPU in user mode during a flip under each --ct-defer policy: "
+		     "IPI or deferred work, and the flush at its next entry", topicDeferral},
 };
 
 int runExplain()
@@ -540,6 +332,9 @@ void addExplain(CLI::App &app)
 	x->add_flag("--list", opts.list, "List the topics");
 	x->add_flag("--step", opts.step, "Wait for Enter between steps");
 	x->add_option("--cpus", opts.cpus, "Simulated CPUs (2..64)")->check(wholeNumber(2, 64));
+	x->add_option("--ct-defer", opts.ctDefer,
+		      "deferral: show only this policy (off, v7, v7-tlbi, v8; default: all four)")
+		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8"}));
 	x->add_option("--trace", opts.trace,
 		      "Also write the run's trace (ipi, csd, text_poke_batch, int3_emulate): "
 		      "trace-cmd report text, or trace.dat for FILE.dat");
@@ -555,4 +350,4 @@ CommandRegistrar explainCommand({55, addExplain, explainParsed, runExplain});
 
 } /* namespace */
 
-} /* namespace pokelab */
+} /* namespace pokelab::explain */
