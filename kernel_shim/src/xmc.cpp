@@ -565,8 +565,11 @@ void phasesIn(XmcViolation *v, const Intent &in, u64 serial, u64 upTo)
 	}
 }
 
-void report(const XmcViolation &v)
+void report(const XmcViolation &found)
 {
+	XmcViolation v = found;
+
+	v.ts = clockNs();	/* when the model saw it, for a timeline's mark */
 	if (v.rule != XmcRule::StaleAtEntry) {
 		if (reportedInOp[v.cpu]) {
 			stats.more++;

@@ -6,7 +6,7 @@
 # lane per CPU and, for every batch of the run's trace, its four phases;
 # its IPI arrows must add up to the IPIs the trace sent; the picture drawn
 # back from the text trace and from the trace.dat of the same run must be
-# the same file.
+# the same file; a BUSTED torture run marks its violation on the CPU it names.
 . "$(dirname "$0")/lib.sh"
 command -v rsvg-convert >/dev/null || fail "rsvg-convert missing (tools/install-deps.sh)"
 "$pokelab" demo --cpus 4 --flips 3 --nohz-full 3 --timeline "$dir/t.svg" \
@@ -42,5 +42,13 @@ cmp -s "$dir/a.svg" "$dir/b.svg" || fail "text and trace.dat give different pict
 n=$(grep -c 'class="phase phase-int3"' "$dir/a.svg")
 [ "$n" -eq "$batches" ] || fail "timeline TRACE: $n phase-1 bands for $batches batches"
 rsvg-convert -o "$dir/a.png" "$dir/a.svg" || fail "rsvg-convert cannot render timeline TRACE"
+# a BUSTED torture run: its violation is marked on the CPU the model names
+"$pokelab" torture --duration 5 --cpus 4 pokelab.busted=no-sync-2 --timeline "$dir/b.svg" \
+	>"$dir/tort" 2>&1 && fail "BUSTED torture passed"
+cpu=$(sed -n 's/^xmc: [a-z ]*: CPU \([0-9]*\) .*/\1/p' "$dir/tort" | head -1)
+[ -n "$cpu" ] || fail "BUSTED torture: no violation line"
+grep -q "<g class=\"violation\" data-cpu=\"$cpu\">" "$dir/b.svg" ||
+	fail "the timeline does not mark CPU $cpu's violation"
+rsvg-convert -o "$dir/b.png" "$dir/b.svg" || fail "rsvg-convert cannot render the torture timeline"
 echo "timeline: 4 lanes, $batches batches x 4 phases, $drawn IPIs"
 exit 0

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <kernel_shim/plural.h>
 #include <kernel_shim/trace_output.h>
 #include <linux/cpumask.h>
 
@@ -233,6 +234,24 @@ void drawMarks(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr)
 				     n == 1 ? "" : "s");
 }
 
+/* A model violation: a red ring on the CPU's lane and a dashed line down the picture. */
+void drawViolations(Canvas &c, const std::vector<TimelineMark> &marks, unsigned int nr)
+{
+	for (const TimelineMark &m : marks) {
+		if (m.cpu < 0 || (unsigned int)m.cpu >= nr || m.ts < c.t0 || m.ts > c.t1)
+			continue;
+		double x = c.x(m.ts), y = c.y(m.cpu) + c.laneH / 2;
+
+		c.out += fmt::format("<g class=\"violation\" data-cpu=\"{}\"><title>{}</title>"
+				     "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+				     "stroke=\"#d00\" stroke-dasharray=\"3 3\"/><circle cx=\"{:.1f}\" "
+				     "cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"none\" stroke=\"#d00\" "
+				     "stroke-width=\"2.5\"/></g>\n",
+				     m.cpu, esc(m.text), x, kTop, x, c.y(nr), x, y,
+				     std::max(5.0, c.laneH / 2));
+	}
+}
+
 void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::string &note)
 {
 	c.out += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"16\">{}</text>\n", kLeft,
@@ -271,6 +290,10 @@ void drawLegend(Canvas &c, unsigned int nr)
 				     "font-size=\"11\">{}</text></g>\n",
 				     swatch, x + 16, y + 10, label);
 		x += 16 + 7.0 * std::string(label).size() + 18;
+		if (x > kWidth - 200) {	/* the next item on a second row */
+			x = kLeft;
+			y += 20;
+		}
 	};
 	auto box = [&](const char *fill) {
 		return fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" "
@@ -287,6 +310,8 @@ void drawLegend(Canvas &c, unsigned int nr)
 			 y + 10), "INT3 trap");
 	item(fmt::format("<path d=\"M{:.1f} {:.1f} l4 4 l-4 4 l-4 -4 z\" fill=\"#08519c\"/>", x + 6,
 			 y + 2), "deferred flush at entry");
+	item(fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"none\" "
+			 "stroke=\"#d00\" stroke-width=\"2\"/>", x + 6, y + 6), "model violation");
 }
 
 } /* namespace */
@@ -303,7 +328,8 @@ u32 timelineEvents()
 }
 
 std::string timelineSvg(const std::vector<TraceEvent> &events, unsigned int nrCpus,
-			const std::string &title, const std::string &note)
+			const std::string &title, const std::string &note,
+			const std::vector<TimelineMark> &marks)
 {
 	Canvas c;
 	unsigned int nr = std::max(1u, nrCpus);
@@ -313,7 +339,7 @@ std::string timelineSvg(const std::vector<TraceEvent> &events, unsigned int nrCp
 	/* readable at 64 CPUs: lanes shrink from 28 px to 10 */
 	c.laneH = nr <= 16 ? 28 : nr <= 32 ? 18 : 10;
 
-	double h = c.y(nr) + 70;
+	double h = c.y(nr) + 90;	/* the axis, two rows of legend */
 
 	c.out = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "
 			    "xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{:.0f}\" "
@@ -324,6 +350,7 @@ std::string timelineSvg(const std::vector<TraceEvent> &events, unsigned int nrCp
 	drawSpans(c, events, nr);
 	drawBatches(c, events, nr);
 	drawMarks(c, events, nr);
+	drawViolations(c, marks, nr);
 	drawLegend(c, nr);
 	c.out += "</svg>\n";
 	return c.out;
@@ -366,9 +393,15 @@ public:
 		if (dropped)
 			note += fmt::format("{}{} events dropped (x marks)", note.empty() ? "" : "; ",
 					    dropped);
-		file_.write(timelineSvg(v, std::max<size_t>(nr_, cpus.size()), title_, note));
+		if (!marks_.empty())
+			note += fmt::format("{}{} (red rings)", note.empty() ? "" : "; ",
+					    kshim::nOf(marks_.size(), "model violation"));
+		file_.write(timelineSvg(v, std::max<size_t>(nr_, cpus.size()), title_, note,
+					marks_));
 		return file_.commit(err);
 	}
+
+	void mark(const TimelineMark &m) { marks_.push_back(m); }
 
 private:
 	u64 window_;
@@ -376,6 +409,7 @@ private:
 	std::deque<TraceEvent> ev_;
 	size_t nr_ = 0;
 	bool cut_ = false;
+	std::vector<TimelineMark> marks_;
 	kshim::OutputFile file_;
 };
 
@@ -416,6 +450,12 @@ std::unique_ptr<kshim::TraceSink> makeTimelineSink(const std::string &path, u64 
 	if (!s->open(path, err))
 		return nullptr;
 	return s;
+}
+
+void timelineSinkMark(kshim::TraceSink *sink, const TimelineMark &m)
+{
+	if (auto *t = dynamic_cast<TimelineSink *>(sink))
+		t->mark(m);
 }
 
 std::unique_ptr<kshim::TraceSink> maskTraceSink(std::unique_ptr<kshim::TraceSink> inner, u32 mask)

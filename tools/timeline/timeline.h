@@ -21,6 +21,13 @@
 
 namespace pokelab {
 
+/* A mark a run adds to its picture: a model violation, at @ts on @cpu. */
+struct TimelineMark {
+	u64 ts;			/* CLOCK_MONOTONIC, ns, as the events' */
+	int cpu;
+	std::string text;	/* what a reader sees on hover */
+};
+
 /* The events a timeline draws (kshim::traceBit()s). */
 u32 timelineEvents();
 
@@ -29,7 +36,11 @@ u32 timelineEvents();
  * under @title; @note, if not empty, goes under the title (a window, say).
  */
 std::string timelineSvg(const std::vector<kshim::TraceEvent> &events, unsigned int nrCpus,
-			const std::string &title, const std::string &note);
+			const std::string &title, const std::string &note,
+			const std::vector<TimelineMark> &marks = {});
+
+/* Add @m to a makeTimelineSink() sink's picture, before it finishes. */
+void timelineSinkMark(kshim::TraceSink *sink, const TimelineMark &m);
 
 /*
  * A sink that keeps the events of the last @windowNs (ns; 0: all of them)

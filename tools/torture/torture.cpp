@@ -46,11 +46,14 @@
 #include <pokelab/ct_entry.h>
 #include <pokelab/text_poke_stats.h>
 
+#include <kernel_shim/trace_record.h>
+
 #include "command.h"
 #include "options.h"
 #include "stop.h"
 #include "torture.h"
 #include "torture_text.h"
+#include "timeline/timeline.h"
 
 namespace pokelab::torture {
 
@@ -69,6 +72,8 @@ struct Options {
 	std::string nohzFull;
 	bool nohzFullSet = false;
 	std::string ctDefer;
+	std::string timeline;		/* --timeline: the run's last seconds as an SVG */
+	double timelineWindow = 1;	/* --timeline-window, s */
 	std::vector<std::string> params;
 } opts;
 
@@ -337,11 +342,26 @@ int run()
 	if (!opts.ctDefer.empty())
 		cmdline += " pokelab.ct_defer=" + opts.ctDefer;
 	seedUsed = opts.seedSet ? opts.seed : kshim::clockNs() % 1000000007ull;
+	/* the timeline's file is checked, and opened, before anything boots */
+	std::unique_ptr<kshim::TraceSink> timeline;
+	if (!opts.timeline.empty() &&
+	    !(timeline = pokelab::makeTimelineSink(opts.timeline,
+						   (u64)(opts.timelineWindow * 1e9),
+						   "pokelab torture", "", &err))) {
+		fmt::print(stderr, "pokelab: --timeline {}: {}\n", opts.timeline, err);
+		return 2;
+	}
 	if (kshim::boot(cmdline, &err, true)) {
 		fmt::print(stderr, "pokelab: {}\n", err);
 		return 2;
 	}
 	n = nr_cpu_ids;
+	if (timeline && (kshim::traceStart(0, &err, pokelab::timelineEvents()) ||
+			 kshim::traceRecorderStart({timeline.get()}, 1000000, &err))) {
+		kshim::shutdown();
+		fmt::print(stderr, "pokelab: --timeline {}: {}\n", opts.timeline, err);
+		return 1;
+	}
 
 	const struct cpumask *nohz = kshim::nohzFullMask();
 
@@ -404,6 +424,17 @@ int run()
 		stopAll.store(true);
 	kshim::tortureDelays(false, seedUsed);
 	kshim::xmcQuiesce();
+	if (timeline) {
+		kshim::traceStop();
+		for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
+			std::string t = kshim::xmcFormat(v);
+
+			pokelab::timelineSinkMark(timeline.get(),
+						  {v.ts, v.cpu, t.substr(0, t.find('\n'))});
+		}
+		if (!timeline->finish(kshim::traceRecorderStop(), &err))
+			fmt::print(stderr, "pokelab: --timeline: {}\n", err);
+	}
 
 	double secs = (kshim::clockNs() - t0) / 1e9;
 	kshim::XmcStats x = kshim::xmcStats();
@@ -472,6 +503,12 @@ void addTortureCommand(CLI::App &app)
 				 "FAILURE)");
 	cmd->add_option("--duration", opts.duration, "Seconds to run (1..86400; default 60)")
 		->check(wholeNumber(1, 86400));
+	cmd->add_option("--timeline", opts.timeline,
+			"Draw the run's last --timeline-window seconds as an SVG timeline, "
+			"violations marked (docs/timeline.md)");
+	cmd->add_option("--timeline-window", opts.timelineWindow,
+			"Seconds the timeline keeps, the last ones (0.001..60; default 1)")
+		->check(CLI::Range(0.001, 60.0));
 	cmd->add_option_function<unsigned long long>("--seed", [](unsigned long long v) {
 			opts.seed = v;
 			opts.seedSet = true;

@@ -311,6 +311,7 @@ struct XmcViolation {
 	/* StaleTlb: the range [site, rangeEnd), its change's generation, the CPU's TLB's */
 	unsigned long rangeEnd;
 	u64 tlbGen, tlbCpuGen;
+	u64 ts;			/* when the model reported it (CLOCK_MONOTONIC, ns) */
 };
 
 struct XmcStats {
