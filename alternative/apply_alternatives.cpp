@@ -409,7 +409,9 @@ static std::string site_name(const void *addr)
 
 static std::string feature_label(unsigned int cpuid)
 {
-	const char *name = pokelab::x86FeatureName(cpuid);
+	/* X86_FEATURE_ALWAYS has no /proc/cpuinfo name: say what it is */
+	const char *name = cpuid == X86_FEATURE_ALWAYS ? "X86_FEATURE_ALWAYS"
+						       : pokelab::x86FeatureName(cpuid);
 
 	return fmt::format("{}*32+{}{}", cpuid >> 5, cpuid & 0x1f,
 			   name ? fmt::format(" ({})", name) : std::string());
@@ -736,6 +738,17 @@ void AltTextSnapshot::restore() const
 			text_poke_early(s.addr, s.bytes.data(), s.bytes.size());
 }
 
+const std::vector<u8> *AltTextSnapshot::original(const u8 *addr) const
+{
+	const std::vector<u8> *best = nullptr;
+
+	/* nested entries may give the one site different lengths: the longest */
+	for (const Site &s : sites_)
+		if (s.addr == addr && (!best || s.bytes.size() > best->size()))
+			best = &s.bytes;
+	return best;
+}
+
 std::vector<std::string> disassemble(const u8 *bytes, size_t len, unsigned long addr)
 {
 	std::vector<std::string> out;
@@ -825,6 +838,36 @@ kshim::BootHookRegistrar alternativesHook({"alternative_instructions", kshim::Bo
 					    alternativeInstructions});
 
 } /* namespace */
+
+std::vector<pokelab::AltSiteView> pokelab::altOwnSites()
+{
+	std::vector<AltSiteView> v;
+
+	for (struct alt_instr *a = __start_altinstructions; a < __stop_altinstructions; a++) {
+		u8 *instr = instr_va(a);
+		const std::vector<u8> *orig = pristine ? pristine->original(instr) : nullptr;
+
+		/* nested entries name the same site and follow each other */
+		if (v.empty() || v.back().addr != (unsigned long)instr) {
+			AltSiteView s{(unsigned long)instr, a->instrlen, site_name(instr), {}, {}, {}};
+
+			if (orig)
+				s.original = *orig;
+			v.push_back(s);
+		}
+		AltSiteView &s = v.back();
+
+		s.len = std::max<unsigned int>(s.len, a->instrlen);
+		s.entries.push_back({feature_label(a->cpuid), boot_cpu_has(a->cpuid),
+				     (a->flags & ALT_FLAG_NOT) != 0,
+				     (a->flags & ALT_FLAG_DIRECT_CALL) != 0,
+				     (unsigned long)repl_va(a),
+				     std::vector<u8>(repl_va(a), repl_va(a) + a->replacementlen)});
+	}
+	for (AltSiteView &s : v)
+		s.now.assign((const u8 *)s.addr, (const u8 *)s.addr + s.len);
+	return v;
+}
 
 void pokelab::altOwnSitesRestore()
 {

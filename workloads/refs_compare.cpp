@@ -143,6 +143,8 @@ int runRefsCompare(const RefsCompareConfig &cfg, RefsModeResult out[2], std::str
 
 			out[mode].machineLine = kshim::machineLine();
 			accumulate(out[mode], r);
+			if (cfg.onShutdown)
+				cfg.onShutdown(modes[mode]);
 			kshim::shutdown();
 			if (r.interrupted) {
 				if (cfg.interrupted)

@@ -5,10 +5,13 @@
 # topics; int3-batch shows each site's disassembly before, during (INT3)
 # and after the batch and at least one CPU inside the handler with a ref
 # held, and what it says each CPU did is what the run's own trace recorded;
-# under tmux, --step waits at each step and goes on at Enter.
+# so does int3-handler; apply-alternatives follows CPUID and clearcpuid=;
+# static-call's trampoline follows each update; --timeline draws each
+# machine; under tmux, --step waits at each step and goes on at Enter, and
+# Ctrl-C stops the topic in order.
 . "$(dirname "$0")/lib.sh"
 "$pokelab" explain --list >"$dir/list" || fail "explain --list failed"
-for t in static-key int3-batch refs deferral; do
+for t in static-key int3-batch int3-handler refs deferral apply-alternatives static-call; do
 	grep -q "^$t " "$dir/list" || fail "--list lacks $t"
 done
 
@@ -32,6 +35,54 @@ for cpu in $caught; do
 	grep -q "\[00$cpu\] .* int3_emulate:" "$dir/t.txt" ||
 		fail "CPU $cpu shown in the handler, but no int3_emulate of it in the trace"
 done
+
+# int3-handler: what it says each CPU's traps did is what the run's trace recorded
+"$pokelab" explain int3-handler --cpus 4 --trace "$dir/h.txt" >"$dir/h" 2>"$dir/err" ||
+	fail "explain int3-handler failed ($?)"
+grep -q '^  during 0x[0-9a-f]* <.*>: cc .*  int3$' "$dir/h" || fail "int3-handler: no INT3 shown"
+grep -q '^  CPU [1-3]: inside smp_text_poke_int3_handler() between steps 3 and 6' "$dir/h" ||
+	fail "int3-handler: no CPU shown inside the handler"
+for cpu in 1 2 3; do
+	said=$(sed -n "s/^  CPU $cpu: \([0-9]*\) INT3 traps* emulated in the batch$/\1/p" "$dir/h")
+	traced=$(grep -c "\[00$cpu\] .* int3_emulate:" "$dir/h.txt")
+	[ -n "$said" ] && [ "$said" -eq "$traced" ] ||
+		fail "int3-handler CPU $cpu: says ${said:-nothing}, the trace has $traced"
+done
+grep -q ' 0 violations -> PASS$' "$dir/h" || fail "int3-handler: the checker did not pass"
+
+# apply-alternatives: the POPCNT site follows the CPU's CPUID, and clearcpuid= turns it off
+"$pokelab" explain apply-alternatives --cpus 2 >"$dir/aa" 2>"$dir/err" ||
+	fail "explain apply-alternatives failed ($?)"
+if grep -q 'feature 4\*32+23 (popcnt): the CPU has it -> applies' "$dir/aa"; then
+	grep -q '= 8 through the POPCNT instruction$' "$dir/aa" || fail "popcnt: not the POPCNT path"
+else
+	grep -q '= 8 through the call to __sw_hweight32' "$dir/aa" || fail "no popcnt: not the call"
+fi
+"$pokelab" explain apply-alternatives --cpus 2 clearcpuid=popcnt >"$dir/ab" 2>"$dir/err" ||
+	fail "explain apply-alternatives clearcpuid=popcnt failed ($?)"
+grep -q 'feature 4\*32+23 (popcnt): the CPU lacks it -> does not apply' "$dir/ab" ||
+	fail "clearcpuid=popcnt: the entry still applies"
+grep -q '= 8 through the call to __sw_hweight32' "$dir/ab" || fail "clearcpuid=popcnt: not the call"
+
+# static-call: the trampoline's JMP follows each update, and the callers see each target
+"$pokelab" explain static-call --cpus 3 >"$dir/sc" 2>"$dir/err" || fail "explain static-call failed ($?)"
+grep -q '^  now .*<__SCT__pokelab_explain_call>: e9 .* <pokelab_explain_call_a>$' "$dir/sc" ||
+	fail "static-call: not a JMP to a before the update"
+grep -q '^  during .*<__SCT__pokelab_explain_call>: cc .*  int3$' "$dir/sc" ||
+	fail "static-call: no INT3 during the update"
+grep -q '^  after .*: e9 .* <pokelab_explain_call_b>$' "$dir/sc" || fail "static-call: no JMP to b"
+grep -q '^  after .*: e9 .* <__static_call_return0>$' "$dir/sc" || fail "static-call: no RET0 JMP"
+grep -q '^  CPU 1: [1-9][0-9]* calls reached a, [1-9][0-9]* b, [1-9][0-9]* returned 0$' "$dir/sc" ||
+	fail "static-call: CPU 1 did not see all three targets"
+
+# --timeline: one section per machine the topic boots (refs boots two)
+"$pokelab" explain refs --cpus 3 --timeline "$dir/refs.svg" >"$dir/r" 2>"$dir/err" ||
+	fail "explain refs --timeline failed ($?)"
+[ "$(grep -c '<g class="section"' "$dir/refs.svg")" -eq 2 ] || fail "explain refs: not 2 sections"
+grep -q 'pokelab explain refs: nr_cpus=3 pokelab.refs=percpu' "$dir/refs.svg" ||
+	fail "explain refs: no percpu section title"
+command -v rsvg-convert >/dev/null && { rsvg-convert -o "$dir/refs.png" "$dir/refs.svg" ||
+	fail "rsvg-convert cannot render explain's timeline"; }
 
 # refs: the readers write each other's refs line under global, hardly under percpu
 "$pokelab" explain refs --cpus 4 >"$dir/refs" 2>"$dir/err" || fail "explain refs failed ($?)"
@@ -64,7 +115,7 @@ sock="$dir/tmux"
 tmux -S "$sock" new-session -d -x 200 -y 60 -s explain \
 	"\"$pokelab\" explain static-key --step --cpus 3; echo EXIT=\$?; sleep 60" ||
 	fail "tmux did not start"
-trap 'tmux -S "$sock" kill-server 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'for s in "$dir"/tmux*; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$dir"' EXIT
 screen() { tmux -S "$sock" capture-pane -p -t explain -S -200; }
 wait_for() {	# wait_for PATTERN: up to 30 s
 	i=0
@@ -83,5 +134,17 @@ for n in 2 3; do
 	wait_for "^Step $n: "
 done
 wait_for '^EXIT=0$'
+tmux -S "$sock" kill-server 2>/dev/null
+sock="$dir/tmux2"	# a server of its own: the last one may still be going away
+
+# Ctrl-C at a step: the CPUs stop, the machine shuts down, exit 130, no half-written file
+tmux -S "$sock" new-session -d -x 200 -y 60 -s explain \
+	"\"$pokelab\" explain static-key --step --cpus 3 --timeline \"$dir/cc.svg\"; echo EXIT=\$?; sleep 60" ||
+	fail "tmux did not start"
+wait_for 'Enter for the next step'
+tmux -S "$sock" send-keys -t explain C-c
+wait_for '^explain static-key: stopped (SIGINT) after step 1: the CPUs stopped'
+wait_for '^EXIT=130$'
+[ ! -e "$dir/cc.svg" ] || fail "Ctrl-C left a --timeline file"
 echo "explain: int3-batch CPUs in the handler:" $caught"; --step waited at each step"
 exit 0

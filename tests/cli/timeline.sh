@@ -4,9 +4,11 @@
 # timeline.sh POKELAB: `pokelab demo --timeline` and `pokelab timeline`
 # (docs/timeline.md). The demo's SVG must render with rsvg-convert, hold one
 # lane per CPU and, for every batch of the run's trace, its four phases;
-# its IPI arrows must add up to the IPIs the trace sent; the picture drawn
+# its IPI arrows must add up to the IPIs the trace sent (40 CPUs: 2 to a
+# lane, with a note); the picture drawn
 # back from the text trace and from the trace.dat of the same run must be
-# the same file; a BUSTED torture run marks its violation on the CPU it names.
+# the same file; a BUSTED torture run marks its violation on the CPU it names;
+# `run bpf-stats --timeline` draws each of its four machines.
 . "$(dirname "$0")/lib.sh"
 command -v rsvg-convert >/dev/null || fail "rsvg-convert missing (tools/install-deps.sh)"
 "$pokelab" demo --cpus 4 --flips 3 --nohz-full 3 --timeline "$dir/t.svg" \
@@ -16,7 +18,7 @@ rsvg-convert -o "$dir/t.png" "$dir/t.svg" || fail "rsvg-convert cannot render th
 [ "$(head -c 8 "$dir/t.png" | od -An -c | tr -d ' ')" = "211PNG\r\n032\n" ] ||
 	fail "rsvg-convert wrote no PNG"
 
-lanes=$(grep -c '<g class="lane" data-cpu="[0-3]">' "$dir/t.svg")
+lanes=$(grep -c '<g class="lane" data-cpu="[0-3]" data-cpus="1">' "$dir/t.svg")
 [ "$lanes" -eq 4 ] || fail "$lanes lanes for 4 CPUs"
 batches=$(grep -c 'text_poke_batch: .* phase=done$' "$dir/t.txt")
 [ "$batches" -gt 0 ] || fail "no batch in the trace"
@@ -50,5 +52,19 @@ cpu=$(sed -n 's/^xmc: [a-z ]*: CPU \([0-9]*\) .*/\1/p' "$dir/tort" | head -1)
 grep -q "<g class=\"violation\" data-cpu=\"$cpu\">" "$dir/b.svg" ||
 	fail "the timeline does not mark CPU $cpu's violation"
 rsvg-convert -o "$dir/b.png" "$dir/b.svg" || fail "rsvg-convert cannot render the torture timeline"
+# run --timeline: every machine the scenario boots, one section each (2 rounds x 2 modes)
+"$pokelab" run bpf-stats --quiet --cpus 4 --flips 2 --timeline "$dir/run.svg" >"$dir/run.out" ||
+	fail "run bpf-stats --timeline failed"
+[ "$(grep -c '<g class="section"' "$dir/run.svg")" -eq 4 ] || fail "run bpf-stats: not 4 sections"
+[ "$(grep -c 'class="phase phase-int3"' "$dir/run.svg")" -gt 0 ] || fail "run bpf-stats: no batch"
+rsvg-convert -o "$dir/run.png" "$dir/run.svg" || fail "rsvg-convert cannot render run's timeline"
+
+# more CPUs than lanes: 40 CPUs, 2 to a lane, and a note that says so
+"$pokelab" demo --cpus 40 --flips 1 --timeline "$dir/g.svg" >"$dir/g.out" 2>&1 ||
+	fail "demo --cpus 40 --timeline failed"
+[ "$(grep -c '<g class="lane" data-cpu="[0-9]*" data-cpus="2">' "$dir/g.svg")" -eq 20 ] ||
+	fail "40 CPUs: not 20 lanes of 2"
+grep -q '40 CPUs, 2 to a lane' "$dir/g.svg" || fail "40 CPUs: no note on the grouped lanes"
+rsvg-convert -o "$dir/g.png" "$dir/g.svg" || fail "rsvg-convert cannot render the grouped timeline"
 echo "timeline: 4 lanes, $batches batches x 4 phases, $drawn IPIs"
 exit 0

@@ -19,6 +19,8 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <cerrno>
+#include <poll.h>
 #include <unistd.h>
 #include <vector>
 
@@ -41,6 +43,7 @@
 #include <asm/tlbflush.h>
 #include <linux/context_tracking.h>
 #include <linux/context_tracking_state.h>
+#include <linux/bug.h>
 #include <linux/jump_label.h>
 #include <linux/smp.h>
 #include <pokelab/ct_entry.h>
@@ -51,6 +54,7 @@
 #include "explain/explain.h"
 #include "options.h"
 #include "stop.h"
+#include "timeline/timeline.h"
 
 extern "C" struct jump_entry __start___jump_table[];
 extern "C" struct jump_entry __stop___jump_table[];
@@ -94,15 +98,51 @@ std::string readers()
 	return n == 2 ? "CPU 1" : fmt::format("CPUs 1-{}", n - 1);
 }
 
-/* A step's heading; with --step, wait for Enter before it (not before the first). */
+void (*running)();
+
+/*
+ * Wait for a line on stdin (Enter), polling the stop flag: true at Enter
+ * (or end of input: the rest runs straight through), false when a signal
+ * asked to stop.
+ */
+static bool waitEnter()
+{
+	static bool eof;
+	struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+	char c;
+
+	while (!eof) {
+		if (pokelab::stopRequested())
+			return false;
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t n = read(STDIN_FILENO, &c, 1);
+
+		if (n <= 0 && !(n < 0 && errno == EINTR))
+			eof = true;
+		else if (n == 1 && c == '\n')
+			return true;
+	}
+	return true;
+}
+
+/*
+ * A step's heading; with --step, wait for Enter before it (not before the
+ * first). On a stop request (Ctrl-C) it throws Stopped, except inside a
+ * batch (batchPhaseHook set: text_mutex is held), where the batch goes on
+ * and the first step after it throws.
+ */
 void step(const std::string &title)
 {
-	if (opts.step && stepNo) {
-		std::string line;
+	bool inBatch = batchPhaseHook != nullptr;
 
+	if (pokelab::stopRequested() && !inBatch)
+		throw Stopped{};
+	if (opts.step && stepNo) {
 		fmt::print("{}", bold("-- Enter for the next step --"));
 		std::fflush(stdout);
-		std::getline(std::cin, line);
+		if (!waitEnter() && !inBatch)
+			throw Stopped{};
 	}
 	stepNo++;
 	fmt::print("\n{}\n", bold(fmt::format("Step {}: {}", stepNo, title)));
@@ -144,6 +184,7 @@ static unsigned int readersEnd;
 
 void startReaders(unsigned int last)
 {
+	running = stopReadersAndWait;
 	readersEnd = last ? last : nr_cpu_ids;
 	stopReaders.store(false);
 	for (unsigned int cpu = 1; cpu < readersEnd; cpu++)
@@ -165,6 +206,7 @@ void startReaders(unsigned int last)
 
 void stopReadersAndWait()
 {
+	running = nullptr;
 	stopReaders.store(true);
 	for (unsigned int cpu = 1; cpu < readersEnd; cpu++)
 		kshim::cpuWait(cpu);
@@ -193,8 +235,8 @@ unsigned long int3sOf(int cpu)
 void showCpus(const std::vector<unsigned long> &ipi0, const std::vector<unsigned long> &int30)
 {
 	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
-		fmt::print("  CPU {}: running the sites; {} received, {} emulated so far in "
-			   "this flip\n", cpu, kshim::nOf(ipisOf(cpu) - ipi0[cpu], "IPI"),
+		fmt::print("  CPU {}: running; {} received, {} emulated so far in this "
+			   "flip\n", cpu, kshim::nOf(ipisOf(cpu) - ipi0[cpu], "IPI"),
 			   kshim::nOf(int3sOf(cpu) - int30[cpu], "INT3 trap"));
 }
 
@@ -222,9 +264,29 @@ std::vector<int> caughtInHandler(u64 ns)
 	return caught;
 }
 
+/* Sample for 50 ms and print each CPU seen inside the handler, "inside the handler @where". */
+void showInHandler(const std::string &where)
+{
+	std::vector<int> caught = caughtInHandler(50000000ull);
+	bool any = false;
+
+	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++) {
+		if (!caught[cpu])
+			continue;
+		any = true;
+		fmt::print("  CPU {}: inside smp_text_poke_int3_handler() {} (its refs count read "
+			   "{})\n", cpu, where, caught[cpu]);
+	}
+	if (!any)
+		fmt::print("  no CPU was seen inside the handler in 50 ms\n");
+}
+
 std::vector<unsigned long> flipIpi0, flipInt30;
 
-int bootMachine(Machine &m, const std::string &extra)
+/* --timeline: the one picture of every machine the topic boots */
+static TimelineBook book;
+
+int bootMachine(Machine &m, const std::string &extra, bool capture)
 {
 	std::string err, cmdline = fmt::format("nr_cpus={}", opts.cpus);
 	u32 events = kshim::traceBit(kshim::TraceType::IpiSendCpumask) |
@@ -232,6 +294,7 @@ int bootMachine(Machine &m, const std::string &extra)
 		     kshim::traceBit(kshim::TraceType::CsdQueueCpu) |
 		     kshim::traceBit(kshim::TraceType::TextPokeBatch) |
 		     kshim::traceBit(kshim::TraceType::Int3Emulate);
+	std::vector<kshim::TraceSink *> sinks;
 
 	for (const std::string &p : opts.params)
 		cmdline += " " + p;
@@ -241,6 +304,7 @@ int bootMachine(Machine &m, const std::string &extra)
 		fmt::print(stderr, "explain: {}\n", err);
 		return kExitUsage;
 	}
+	m.cmdline = cmdline;
 	fmt::print("{}\n", kshim::machineLine());
 	m.x0 = kshim::xmcStats();
 	if (!opts.trace.empty()) {
@@ -252,28 +316,75 @@ int bootMachine(Machine &m, const std::string &extra)
 			fmt::print(stderr, "explain: --trace {}: {}\n", opts.trace, err);
 			return kExitUsage;
 		}
-		if (kshim::traceStart(0, &err, events) ||
-		    kshim::traceRecorderStart({m.sink.get()}, 1000000, &err)) {
-			kshim::shutdown();
-			fmt::print(stderr, "explain: {}\n", err);
-			return 1;
-		}
+		/* the timeline's events are recorded too; the file keeps the topic's */
+		if (book.active())
+			m.sink = maskTraceSink(std::move(m.sink), events);
+		sinks.push_back(m.sink.get());
 	}
+	if (book.active()) {
+		m.window = makeTimelineWindow((u64)(opts.timelineWindow * 1e9));
+		sinks.push_back(m.window.get());
+		events |= timelineEvents();
+	}
+	if (capture) {
+		m.capture = makeTimelineWindow(0);
+		sinks.push_back(m.capture.get());
+	}
+	if (!sinks.empty() &&
+	    (kshim::traceStart(0, &err, events) || kshim::traceRecorderStart(sinks, 1000000, &err))) {
+		kshim::shutdown();
+		fmt::print(stderr, "explain: {}\n", err);
+		return 1;
+	}
+	m.tracing = !sinks.empty();
 	return 0;
+}
+
+Machine::~Machine()
+{
+	if (tracing) {
+		kshim::traceStop();
+		kshim::traceRecorderStop();
+	}
+}
+
+void stopTrace(Machine &m)
+{
+	std::string err;
+
+	if (!m.tracing)
+		return;
+	m.tracing = false;
+	kshim::traceStop();
+	std::vector<kshim::TraceCpu> cpus = kshim::traceRecorderStop();
+
+	if (m.sink && !m.sink->finish(cpus, &err)) {
+		fmt::print(stderr, "explain: {}\n", err);
+		m.traceFailed = true;
+	}
+	if (m.capture)
+		m.capture->finish(cpus, &err);
+	if (m.window) {
+		m.window->finish(cpus, &err);
+		book.add(timelineWindowSection(m.window.get(),
+					       fmt::format("pokelab explain {}: {}", opts.topic,
+							   m.cmdline),
+					       kshim::machineLine()));
+	}
+}
+
+std::vector<kshim::TraceEvent> captured(const Machine &m)
+{
+	BUG_ON(!m.capture || m.tracing);
+	return timelineWindowSection(m.capture.get(), "", "").events;
 }
 
 int finishMachine(Machine &m)
 {
-	std::string err;
-	int ret = 0;
+	int ret;
 
-	if (m.sink) {
-		kshim::traceStop();
-		if (!m.sink->finish(kshim::traceRecorderStop(), &err)) {
-			fmt::print(stderr, "explain: {}\n", err);
-			ret = 1;
-		}
-	}
+	stopTrace(m);
+	ret = m.traceFailed;
 	kshim::xmcQuiesce();
 	kshim::XmcStats x = kshim::xmcStats() - m.x0;
 
@@ -299,22 +410,67 @@ const Topic topics[] = {
 	 topicStaticKey},
 	{"int3-batch", "smp_text_poke_batch_finish() phase by phase: INT3s, tails, first bytes, "
 		       "a CPU inside the handler", topicInt3Batch},
+	{"int3-handler", "one INT3 trap step by step: the ref, the search, the emulated "
+			 "instruction, read back from the run's trace", topicInt3Handler},
 	{"refs", "the INT3 handler's refs, global (v6.15) against per-CPU (v6.16): who writes "
 		 "whose cache line", topicRefs},
 	{"deferral", "an isolated CPU in user mode during a flip under each --ct-defer policy: "
 		     "IPI or deferred work, and the flush at its next entry", topicDeferral},
+	{"apply-alternatives", "the boot pass over the program's own alternative sites: "
+			       "compiler bytes, each entry's feature, the bytes written",
+	 topicApplyAlternatives},
+	{"static-call", "a static call's trampoline retargeted while CPUs call through it",
+	 topicStaticCall},
 };
+
+int runTopic(const Topic &t)
+{
+	std::string err;
+	int ret;
+
+	if (!opts.timeline.empty()) {
+		if (!opts.trace.empty() && kshim::sameOutput(opts.trace, opts.timeline)) {
+			fmt::print(stderr, "explain: --trace '{}' and --timeline '{}' are the same "
+				   "file; expected two outputs\n", opts.trace, opts.timeline);
+			return kExitUsage;
+		}
+		if (!book.open(opts.timeline, fmt::format("pokelab explain {}", t.name), &err)) {
+			fmt::print(stderr, "explain: --timeline {}: {}\n", opts.timeline, err);
+			return kExitUsage;
+		}
+	}
+	/* Ctrl-C: the step in progress completes, the CPUs stop, the machine shuts down */
+	pokelab::stopOrderly();
+	try {
+		ret = t.run();
+	} catch (const Stopped &) {
+		if (running)
+			running();
+		if (kshim::booted())
+			kshim::shutdown();
+		fmt::print("\nexplain {}: stopped ({}) after step {}: the CPUs stopped and the "
+			   "machine shut down{}\n", t.name, pokelab::stopSignalName(), stepNo,
+			   opts.trace.empty() && opts.timeline.empty()
+				   ? "" : "; no --trace or --timeline file written");
+		return pokelab::stopExitStatus();
+	}
+	if (book.active() && !book.commit(&err)) {
+		fmt::print(stderr, "explain: --timeline {}: {}\n", opts.timeline, err);
+		return 1;
+	}
+	return ret;
+}
 
 int runExplain()
 {
 	if (opts.list || opts.topic.empty()) {
 		for (const Topic &t : topics)
-			fmt::print("{:<12} {}\n", t.name, t.what);
+			fmt::print("{:<18} {}\n", t.name, t.what);
 		return 0;
 	}
 	for (const Topic &t : topics)
 		if (opts.topic == t.name)
-			return t.run();
+			return runTopic(t);
 	std::string names;
 
 	for (const Topic &t : topics)
@@ -338,6 +494,13 @@ void addExplain(CLI::App &app)
 	x->add_option("--trace", opts.trace,
 		      "Also write the run's trace (ipi, csd, text_poke_batch, int3_emulate): "
 		      "trace-cmd report text, or trace.dat for FILE.dat");
+	x->add_option("--timeline", opts.timeline,
+		      "Draw every machine the topic boots as an SVG timeline, one under the other "
+		      "(docs/timeline.md)");
+	x->add_option("--timeline-window", opts.timelineWindow,
+		      "Seconds of each machine the timeline keeps, the last ones (0.001..3600; "
+		      "default 10)")
+		->check(CLI::Range(0.001, 3600.0));
 	x->add_option("params", opts.params, "Boot parameters, kernel command-line style");
 }
 

@@ -47,18 +47,7 @@ static void explainPhase(int phase)
 			   "a ref, emulates the instruction the site will hold and returns past "
 			   "it. Sampling the live refs for 50 ms (with pokelab's torture delay "
 			   "after the ref, so that a CPU stays inside long enough to be seen):\n");
-		std::vector<int> caught = caughtInHandler(50000000ull);
-		bool any = false;
-
-		for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++) {
-			if (!caught[cpu])
-				continue;
-			any = true;
-			fmt::print("  CPU {}: inside smp_text_poke_int3_handler() with a ref held "
-				   "(its refs count read {})\n", cpu, caught[cpu]);
-		}
-		if (!any)
-			fmt::print("  no CPU was seen inside the handler in 50 ms\n");
+		showInHandler("with a ref held");
 		showCpus(flipIpi0, flipInt30);
 		break;
 	}

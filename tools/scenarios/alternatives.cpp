@@ -246,7 +246,8 @@ int reproduce(const Common &common)
 
 ScenarioRegistrar reg({"alternatives", "004",
 		       "apply_alternatives(): one sync_core() per site vs one per pass",
-		       setup, reproduce});
+		       setup, reproduce,
+			     "the pass runs on one CPU before any other runs the sites: no batch, no IPI, nothing on a second lane to draw (`pokelab explain apply-alternatives` shows it)"});
 
 } /* namespace */
 

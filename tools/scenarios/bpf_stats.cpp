@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <kernel_shim/boot.h>
+
 #include <workloads/bpf_stats.h>
 #include <workloads/machine_notes.h>
 #include <workloads/refs_compare.h>
@@ -54,9 +56,19 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 	cfg.flips = flips;
 	cfg.rounds = rounds;
 	cfg.quiet = true;
+	ScenarioTimeline timeline(common, "bpf-stats");
+	int tlret = 0;
+
+	if ((ret = timeline.open()))
+		return ret;
 	cfg.onBooted = [&](const std::string &) {
 		if (header.empty())
 			header = reportHeader(kSeed, kTitle);
+		if (!tlret)
+			tlret = timeline.start();
+	};
+	cfg.onShutdown = [&](const std::string &) {
+		timeline.stop(kshim::bootInfo().cmdline);
 	};
 	cfg.onStage = [&](const std::string &s) { progress.stage(s); };
 	cfg.onFlip = [&](unsigned int i, unsigned int n) { progress.step(i, n); };
@@ -69,6 +81,8 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 		fmt::print(stderr, "pokelab: {}\n", err);
 		return 2;
 	}
+	if (tlret || timeline.commit())
+		return 1;
 
 	const RefsModeResult &g = m[0], &p = m[1];
 
@@ -171,7 +185,8 @@ int reproduce(const Common &common)
 
 ScenarioRegistrar registrar({"bpf-stats", kSeed,
 			     "164-site bpf_stats_enabled_key flip, refs=global vs refs=percpu",
-			     setup, reproduce});
+			     setup, reproduce,
+			     nullptr});
 
 } /* namespace */
 

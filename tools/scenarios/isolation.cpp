@@ -95,6 +95,9 @@ struct Opts {
 	std::string ctDefer;		/* --ct-defer: off and the policies compared with it */
 } opts;
 
+/* --timeline of the run in progress (runBoth()) */
+ScenarioTimeline *timeline;
+
 /* "mov eax, imm32; ret", int3-padded as the BPF JIT pads: 16 bytes. */
 void gen_ret_imm(u8 *buf, u32 imm)
 {
@@ -435,7 +438,9 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	kshim::resetCpuStats();
 	stopLoad.store(false);
 	WRITE_ONCE(windowSeq, 0u);
-	kshim::traceStart(65536);
+	/* --timeline: its events too; the census below sees trace_event='s only */
+	kshim::traceStart(65536, nullptr,
+			  timeline->active() ? kshim::traceEventsWanted() | timeline->events() : 0);
 
 	for (unsigned int cpu = 1; cpu < n; cpu++) {
 		if (cpumask_test_cpu(cpu, nohz)) {
@@ -524,6 +529,15 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 
 	kshim::TraceSnapshot snap = kshim::traceSnapshot();
 
+	if (timeline->active()) {
+		u32 wanted = kshim::traceEventsWanted();
+
+		timeline->add(snap, cmdline);
+		std::erase_if(snap.events, [wanted](const kshim::TraceEvent &e) {
+			return e.type != kshim::TraceType::Lost && !(wanted & kshim::traceBit(e.type));
+		});
+	}
+
 	for (const auto &tc : snap.cpus)
 		r->dropped += tc.dropped;
 	for (const auto &e : snap.events) {
@@ -573,7 +587,7 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	return 0;
 }
 
-int runBoth(const Common &common)
+int runVariants(const Common &common)
 {
 	VariantResult off;
 	std::string err;
@@ -671,6 +685,21 @@ int runBoth(const Common &common)
 	return worst;
 }
 
+/* Every variant; --timeline draws each machine, off first. */
+int runBoth(const Common &common)
+{
+	ScenarioTimeline t(common, "isolation");
+	int ret, tret;
+
+	if ((ret = t.open()))
+		return ret;
+	timeline = &t;
+	ret = runVariants(common);
+	timeline = nullptr;
+	tret = t.commit();
+	return ret ? ret : tret;
+}
+
 int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--cpus", opts.cpus, "Simulated CPUs (the upper half isolated)")
@@ -723,7 +752,8 @@ int reproduce(const Common &common)
 const ScenarioRegistrar reg({"isolation", "003",
 			     "the deferral series' census: IPIs and CSDs to isolated CPUs, "
 			     "ct_defer=off vs v7",
-			     setup, reproduce});
+			     setup, reproduce,
+			     nullptr});
 
 } /* namespace */
 

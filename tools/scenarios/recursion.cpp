@@ -189,7 +189,8 @@ int reproduce(const Common &common)
 
 ScenarioRegistrar reg({"recursion", "002",
 		       "bpf bench trig-fentry: atomic, u8[4] per context, x86 non-locked inc",
-		       setup, reproduce});
+		       setup, reproduce,
+			     "the recursion guards patch no text and send no IPIs: there is nothing for a timeline to draw"});
 
 } /* namespace */
 

@@ -111,6 +111,13 @@ void addScenarioCommands(CLI::App &app)
 			s.name, fmt::format("seed {}: {}", s.seeds, s.help));
 
 		sub->add_flag("--quiet", common.quiet, "No progress on stderr");
+		sub->add_option("--timeline", common.timeline,
+				"Draw every machine the run boots as an SVG timeline, one under "
+				"the other (docs/timeline.md)");
+		sub->add_option("--timeline-window", common.timelineWindow,
+				"Seconds of each machine the timeline keeps, the last ones "
+				"(0.001..3600; default 10)")
+			->check(CLI::Range(0.001, 3600.0));
 		runners.push_back({sub, s.setup(sub)});
 	}
 
@@ -141,9 +148,18 @@ int runSelectedScenario()
 		}
 		return worst;
 	}
-	for (const auto &[sub, run] : runners)
-		if (sub->parsed())
-			return run(common);
+	for (size_t i = 0; i < runners.size(); i++) {
+		const Scenario &s = scenarios()[i];
+
+		if (!runners[i].first->parsed())
+			continue;
+		if (!common.timeline.empty() && s.noTimeline) {
+			fmt::print(stderr, "run {}: --timeline {}: {}; expected it with bpf-stats or "
+				   "isolation\n", s.name, common.timeline, s.noTimeline);
+			return 2;
+		}
+		return runners[i].second(common);
+	}
 	return 2;
 }
 

@@ -23,10 +23,16 @@ namespace CLI {
 class App;
 }
 
+namespace kshim {
+struct TraceSnapshot;
+}
+
 namespace pokelab::scenario {
 
 struct Common {
 	bool quiet = false;	/* --quiet: no progress on stderr */
+	std::string timeline;	/* --timeline: every machine the run boots, one SVG */
+	double timelineWindow = 10;	/* --timeline-window: the last seconds of each */
 };
 
 struct Scenario {
@@ -40,6 +46,11 @@ struct Scenario {
 	int (*(*setup)(CLI::App *sub))(const Common &common);
 	/* Run at `pokelab reproduce` size. */
 	int (*reproduce)(const Common &common);
+	/*
+	 * Why --timeline has nothing to draw for this scenario (no text is
+	 * patched while other CPUs run), or nullptr when it draws one.
+	 */
+	const char *noTimeline;
 };
 
 void registerScenario(const Scenario &s);
@@ -47,6 +58,37 @@ const std::vector<Scenario> &scenarios();
 
 struct ScenarioRegistrar {
 	explicit ScenarioRegistrar(const Scenario &s) { registerScenario(s); }
+};
+
+/*
+ * --timeline for a scenario (docs/timeline.md): open() before the first boot
+ * (a bad path is a usage error then); per machine, start() after boot and
+ * stop() before shutdown, or add() of a trace the scenario took itself;
+ * commit() writes the one SVG, each machine under the last. Every call but
+ * open() does nothing when --timeline was not given. Main thread (CPU 0).
+ */
+class ScenarioTimeline
+{
+public:
+	ScenarioTimeline(const Common &c, const std::string &scenario);
+	~ScenarioTimeline();
+	/* 0, or 2 with one line on stderr naming the path */
+	int open();
+	bool active() const;
+	/* The events a scenario tracing itself adds for the timeline (0 when inactive). */
+	unsigned int events() const;
+	/* Trace the timeline's events of the booted machine. 0, or 1 with a line on stderr. */
+	int start();
+	/* Stop that trace; the machine's section, titled @label (its boot line, say). */
+	void stop(const std::string &label);
+	/* A section from a trace the scenario took itself (the booted machine's). */
+	void add(const kshim::TraceSnapshot &snap, const std::string &label);
+	/* Write the file: 0, or 1 with a line on stderr. */
+	int commit();
+
+private:
+	struct State;
+	State *st_;
 };
 
 /*

@@ -17,6 +17,7 @@
 
 #include <kernel_shim/plural.h>
 #include <kernel_shim/trace_output.h>
+#include <linux/bug.h>
 #include <linux/cpumask.h>
 
 #include "timeline/timeline.h"
@@ -70,9 +71,14 @@ std::string dur(double ns)
 	return fmt::format("{:.0f} ns", ns);
 }
 
+/* More CPUs than this share lanes, as few to a lane as fit (docs/timeline.md). */
+constexpr unsigned int kMaxLanes = 32;
+
 struct Canvas {
 	u64 t0, t1;
 	double laneH;
+	unsigned int per = 1;	/* CPUs to a lane */
+	unsigned int lanes = 1;
 	std::string out;
 
 	double x(u64 ts) const
@@ -81,7 +87,8 @@ struct Canvas {
 
 		return kLeft + (kWidth - kLeft - kRight) * (double)(ts - t0) / span;
 	}
-	double y(int cpu) const { return kTop + cpu * laneH; }
+	double y(int cpu) const { return kTop + (cpu / per) * laneH; }
+	double bottom() const { return kTop + lanes * laneH; }
 };
 
 /* User and idle spans: from each CPU's enter to its exit (or the edge of the picture). */
@@ -247,7 +254,7 @@ void drawViolations(Canvas &c, const std::vector<TimelineMark> &marks, unsigned 
 				     "stroke=\"#d00\" stroke-dasharray=\"3 3\"/><circle cx=\"{:.1f}\" "
 				     "cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"none\" stroke=\"#d00\" "
 				     "stroke-width=\"2.5\"/></g>\n",
-				     m.cpu, esc(m.text), x, kTop, x, c.y(nr), x, y,
+				     m.cpu, esc(m.text), x, kTop, x, c.bottom(), x, y,
 				     std::max(5.0, c.laneH / 2));
 	}
 }
@@ -259,17 +266,21 @@ void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::
 	if (!note.empty())
 		c.out += fmt::format("<text x=\"{}\" y=\"44\" font-size=\"12\" fill=\"#444\">{}"
 				     "</text>\n", kLeft, esc(note));
-	for (unsigned int cpu = 0; cpu < nr; cpu++) {
-		c.out += fmt::format("<g class=\"lane\" data-cpu=\"{0}\"><rect x=\"{1}\" y=\"{2:.1f}\" "
-				     "width=\"{3}\" height=\"{4:.1f}\" fill=\"{5}\" stroke=\"#eee\"/>"
-				     "<text x=\"8\" y=\"{6:.1f}\" font-size=\"{7:.0f}\">CPU {0}</text>"
-				     "</g>\n",
-				     cpu, kLeft, c.y(cpu), kWidth - kLeft - kRight, c.laneH,
-				     cpu % 2 ? "#fafafa" : "#ffffff", c.y(cpu) + c.laneH / 2 + 4,
-				     std::min(12.0, c.laneH - 1));
+	for (unsigned int lane = 0; lane < c.lanes; lane++) {
+		unsigned int first = lane * c.per, last = std::min(nr, first + c.per) - 1;
+		std::string name = first == last ? fmt::format("CPU {}", first)
+						 : fmt::format("CPUs {}-{}", first, last);
+
+		c.out += fmt::format("<g class=\"lane\" data-cpu=\"{0}\" data-cpus=\"{1}\">"
+				     "<rect x=\"{2}\" y=\"{3:.1f}\" width=\"{4}\" height=\"{5:.1f}\" "
+				     "fill=\"{6}\" stroke=\"#eee\"/><text x=\"8\" y=\"{7:.1f}\" "
+				     "font-size=\"12\">{8}</text></g>\n",
+				     first, last - first + 1, kLeft, c.y(first), kWidth - kLeft - kRight,
+				     c.laneH, lane % 2 ? "#fafafa" : "#ffffff",
+				     c.y(first) + c.laneH / 2 + 4, name);
 	}
 	/* the time axis: ten ticks */
-	double ya = c.y(nr) + 14;
+	double ya = c.bottom() + 14;
 
 	for (int i = 0; i <= 10; i++) {
 		u64 ts = c.t0 + (c.t1 - c.t0) * i / 10;
@@ -278,13 +289,13 @@ void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::
 		c.out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
 				     "stroke=\"#999\" stroke-width=\"0.5\"/><text x=\"{0:.1f}\" "
 				     "y=\"{3:.1f}\" font-size=\"10\" text-anchor=\"middle\">+{4}</text>\n",
-				     x, kTop, c.y(nr), ya, dur((double)(ts - c.t0)));
+				     x, kTop, c.bottom(), ya, dur((double)(ts - c.t0)));
 	}
 }
 
-void drawLegend(Canvas &c, unsigned int nr)
+void drawLegend(Canvas &c)
 {
-	double y = c.y(nr) + 36, x = kLeft;
+	double y = c.bottom() + 36, x = kLeft;
 	auto item = [&](const std::string &swatch, const char *label) {
 		c.out += fmt::format("<g class=\"legend\">{}<text x=\"{:.1f}\" y=\"{:.1f}\" "
 				     "font-size=\"11\">{}</text></g>\n",
@@ -327,46 +338,79 @@ u32 timelineEvents()
 	return m;
 }
 
+namespace {
+
+/* One machine's picture, without the <svg> around it, and its height (px). */
+std::string drawSection(const TimelineSection &s, double *height)
+{
+	Canvas c;
+	unsigned int nr = std::max(1u, s.nrCpus);
+	std::string note = s.note;
+	const std::vector<TraceEvent> &events = s.events;
+
+	c.t0 = events.empty() ? 0 : events.front().ts;
+	c.t1 = events.empty() ? 1 : std::max(events.back().ts, c.t0 + 1);
+	c.per = (nr + kMaxLanes - 1) / kMaxLanes;
+	c.lanes = (nr + c.per - 1) / c.per;
+	c.laneH = c.lanes <= 16 ? 28 : 18;
+	if (c.per > 1)
+		note += fmt::format("{}{} CPUs, {} to a lane (a mark's title names its CPU)",
+				    note.empty() ? "" : "; ", nr, c.per);
+	drawFrame(c, nr, s.title, note);
+	drawSpans(c, events, nr);
+	drawBatches(c, events, nr);
+	drawMarks(c, events, nr);
+	drawViolations(c, s.marks, nr);
+	drawLegend(c);
+	*height = c.bottom() + 90;	/* the axis, two rows of legend */
+	return c.out;
+}
+
+std::string svgOpen(double h, const std::string &title)
+{
+	return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "
+			   "xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{:.0f}\" "
+			   "viewBox=\"0 0 {} {:.0f}\" font-family=\"sans-serif\">\n<title>{}</title>\n"
+			   "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n",
+			   kWidth, h, kWidth, h, esc(title));
+}
+
+} /* namespace */
+
 std::string timelineSvg(const std::vector<TraceEvent> &events, unsigned int nrCpus,
 			const std::string &title, const std::string &note,
 			const std::vector<TimelineMark> &marks)
 {
-	Canvas c;
-	unsigned int nr = std::max(1u, nrCpus);
+	return timelineSvg({TimelineSection{events, nrCpus, title, note, marks}}, title);
+}
 
-	c.t0 = events.empty() ? 0 : events.front().ts;
-	c.t1 = events.empty() ? 1 : std::max(events.back().ts, c.t0 + 1);
-	/* readable at 64 CPUs: lanes shrink from 28 px to 10 */
-	c.laneH = nr <= 16 ? 28 : nr <= 32 ? 18 : 10;
+std::string timelineSvg(const std::vector<TimelineSection> &sections, const std::string &title)
+{
+	std::string body;
+	double y = 0;
 
-	double h = c.y(nr) + 90;	/* the axis, two rows of legend */
+	for (const TimelineSection &s : sections) {
+		double h;
+		std::string part = drawSection(s, &h);
 
-	c.out = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "
-			    "xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{:.0f}\" "
-			    "viewBox=\"0 0 {} {:.0f}\" font-family=\"sans-serif\">\n<title>{}</title>\n"
-			    "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n",
-			    kWidth, h, kWidth, h, esc(title));
-	drawFrame(c, nr, title, note);
-	drawSpans(c, events, nr);
-	drawBatches(c, events, nr);
-	drawMarks(c, events, nr);
-	drawViolations(c, marks, nr);
-	drawLegend(c, nr);
-	c.out += "</svg>\n";
-	return c.out;
+		/* each machine under the last, separated by a rule */
+		if (y > 0)
+			body += fmt::format("<line class=\"section-rule\" x1=\"0\" y1=\"{0:.0f}\" "
+					    "x2=\"{1}\" y2=\"{0:.0f}\" stroke=\"#888\"/>\n", y, kWidth);
+		body += fmt::format("<g class=\"section\" transform=\"translate(0 {:.0f})\">\n{}</g>\n",
+				    y, part);
+		y += h;
+	}
+	return svgOpen(std::max(y, 1.0), title) + body + "</svg>\n";
 }
 
 namespace {
 
-class TimelineSink : public kshim::TraceSink
+/* The events of the last @window ns (0: all), and what the session dropped. */
+class WindowSink : public kshim::TraceSink
 {
 public:
-	TimelineSink(u64 windowNs, const std::string &title, const std::string &subtitle)
-		: window_(windowNs), title_(title), note_(subtitle)
-	{
-	}
-
-	bool open(const std::string &path, std::string *err) { return file_.open(path, err); }
+	explicit WindowSink(u64 windowNs) : window_(windowNs) {}
 
 	void begin(const std::vector<kshim::TraceCpu> &cpus) override { nr_ = cpus.size(); }
 
@@ -379,37 +423,67 @@ public:
 		}
 	}
 
-	bool finish(const std::vector<kshim::TraceCpu> &cpus, std::string *err) override
+	bool finish(const std::vector<kshim::TraceCpu> &cpus, std::string *) override
 	{
-		std::vector<TraceEvent> v(ev_.begin(), ev_.end());
-		unsigned long dropped = 0;
-		std::string note = note_;
-
+		dropped_ = 0;
 		for (const kshim::TraceCpu &c : cpus)
-			dropped += c.dropped;
-		if (cut_)
-			note += fmt::format("{}the last {} of the run (--timeline-window)",
-					    note.empty() ? "" : "; ", dur((double)window_));
-		if (dropped)
-			note += fmt::format("{}{} events dropped (x marks)", note.empty() ? "" : "; ",
-					    dropped);
-		if (!marks_.empty())
-			note += fmt::format("{}{} (red rings)", note.empty() ? "" : "; ",
-					    kshim::nOf(marks_.size(), "model violation"));
-		file_.write(timelineSvg(v, std::max<size_t>(nr_, cpus.size()), title_, note,
-					marks_));
-		return file_.commit(err);
+			dropped_ += c.dropped;
+		nr_ = std::max<size_t>(nr_, cpus.size());
+		return true;
 	}
 
 	void mark(const TimelineMark &m) { marks_.push_back(m); }
 
+	/* The picture of what was kept, @title over @subtitle and the window's notes. */
+	TimelineSection section(const std::string &title, const std::string &subtitle) const
+	{
+		TimelineSection s{std::vector<TraceEvent>(ev_.begin(), ev_.end()), (unsigned int)nr_,
+				  title, subtitle, marks_};
+
+		if (cut_)
+			s.note += fmt::format("{}the last {} of the run (--timeline-window)",
+					      s.note.empty() ? "" : "; ", dur((double)window_));
+		if (dropped_)
+			s.note += fmt::format("{}{} events dropped (x marks)",
+					      s.note.empty() ? "" : "; ", dropped_);
+		if (!marks_.empty())
+			s.note += fmt::format("{}{} (red rings)", s.note.empty() ? "" : "; ",
+					      kshim::nOf(marks_.size(), "model violation"));
+		return s;
+	}
+
 private:
 	u64 window_;
-	std::string title_, note_;
 	std::deque<TraceEvent> ev_;
 	size_t nr_ = 0;
 	bool cut_ = false;
+	unsigned long dropped_ = 0;
 	std::vector<TimelineMark> marks_;
+};
+
+/* A window written as one picture when the session finishes. */
+class TimelineSink : public WindowSink
+{
+public:
+	TimelineSink(u64 windowNs, const std::string &title, const std::string &subtitle)
+		: WindowSink(windowNs), title_(title), note_(subtitle)
+	{
+	}
+
+	bool open(const std::string &path, std::string *err) { return file_.open(path, err); }
+
+	bool finish(const std::vector<kshim::TraceCpu> &cpus, std::string *err) override
+	{
+		TimelineSection s;
+
+		WindowSink::finish(cpus, err);
+		s = section(title_, note_);
+		file_.write(timelineSvg({s}, title_));
+		return file_.commit(err);
+	}
+
+private:
+	std::string title_, note_;
 	kshim::OutputFile file_;
 };
 
@@ -454,8 +528,37 @@ std::unique_ptr<kshim::TraceSink> makeTimelineSink(const std::string &path, u64 
 
 void timelineSinkMark(kshim::TraceSink *sink, const TimelineMark &m)
 {
-	if (auto *t = dynamic_cast<TimelineSink *>(sink))
+	if (auto *t = dynamic_cast<WindowSink *>(sink))
 		t->mark(m);
+}
+
+std::unique_ptr<kshim::TraceSink> makeTimelineWindow(u64 windowNs)
+{
+	return std::make_unique<WindowSink>(windowNs);
+}
+
+TimelineSection timelineWindowSection(const kshim::TraceSink *window, const std::string &title,
+				      const std::string &subtitle)
+{
+	const auto *w = dynamic_cast<const WindowSink *>(window);
+
+	BUG_ON(!w);
+	return w->section(title, subtitle);
+}
+
+bool TimelineBook::open(const std::string &path, const std::string &title, std::string *err)
+{
+	title_ = title;
+	return file_.open(path, err);
+}
+
+bool TimelineBook::commit(std::string *err)
+{
+	if (sections_.empty())
+		sections_.push_back({{}, 1, title_, "no machine ran (stopped before the first boot)",
+				     {}});
+	file_.write(timelineSvg(sections_, title_));
+	return file_.commit(err);
 }
 
 std::unique_ptr<kshim::TraceSink> maskTraceSink(std::unique_ptr<kshim::TraceSink> inner, u32 mask)

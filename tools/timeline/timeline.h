@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <kernel_shim/trace.h>
+#include <kernel_shim/trace_output.h>
 #include <kernel_shim/trace_record.h>
 
 namespace pokelab {
@@ -26,6 +27,15 @@ struct TimelineMark {
 	u64 ts;			/* CLOCK_MONOTONIC, ns, as the events' */
 	int cpu;
 	std::string text;	/* what a reader sees on hover */
+};
+
+/* One machine's picture: its events (time order), CPUs, title, note and marks. */
+struct TimelineSection {
+	std::vector<kshim::TraceEvent> events;
+	unsigned int nrCpus;
+	std::string title;
+	std::string note;
+	std::vector<TimelineMark> marks;
 };
 
 /* The events a timeline draws (kshim::traceBit()s). */
@@ -39,7 +49,14 @@ std::string timelineSvg(const std::vector<kshim::TraceEvent> &events, unsigned i
 			const std::string &title, const std::string &note,
 			const std::vector<TimelineMark> &marks = {});
 
-/* Add @m to a makeTimelineSink() sink's picture, before it finishes. */
+/*
+ * Several machines (a run that boots one per variant) in one SVG, each
+ * section under the last; @title is the file's. More than 32 CPUs share
+ * lanes, as few to a lane as fit, and the section's note says so.
+ */
+std::string timelineSvg(const std::vector<TimelineSection> &sections, const std::string &title);
+
+/* Add @m to a makeTimelineSink() or makeTimelineWindow() sink's picture, before it finishes. */
 void timelineSinkMark(kshim::TraceSink *sink, const TimelineMark &m);
 
 /*
@@ -52,6 +69,34 @@ void timelineSinkMark(kshim::TraceSink *sink, const TimelineMark &m);
 std::unique_ptr<kshim::TraceSink> makeTimelineSink(const std::string &path, u64 windowNs,
 						   const std::string &title,
 						   const std::string &subtitle, std::string *err);
+
+/*
+ * A sink that only keeps the events of the last @windowNs (0: all) for
+ * timelineWindowSection(), after it finished: the sessions of a
+ * TimelineBook.
+ */
+std::unique_ptr<kshim::TraceSink> makeTimelineWindow(u64 windowNs);
+TimelineSection timelineWindowSection(const kshim::TraceSink *window, const std::string &title,
+				      const std::string &subtitle);
+
+/*
+ * The one SVG of a run that boots several machines: open() takes the path
+ * before the first boot (a bad one fails then), add() a section per
+ * machine, commit() writes them all (never half-written). Main thread.
+ */
+class TimelineBook
+{
+public:
+	bool open(const std::string &path, const std::string &title, std::string *err);
+	bool active() const { return file_.fd() >= 0; }
+	void add(TimelineSection s) { sections_.push_back(std::move(s)); }
+	bool commit(std::string *err);
+
+private:
+	std::string title_;
+	std::vector<TimelineSection> sections_;
+	kshim::OutputFile file_;
+};
 
 /* A sink that passes @inner only the events in @mask (and the Lost marks). */
 std::unique_ptr<kshim::TraceSink> maskTraceSink(std::unique_ptr<kshim::TraceSink> inner,

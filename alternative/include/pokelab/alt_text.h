@@ -23,6 +23,8 @@ class AltTextSnapshot
 public:
 	AltTextSnapshot(struct alt_instr *start, struct alt_instr *end);
 	void restore() const;
+	/* The saved bytes of the site at @addr (its longest entry's), or nullptr if none. */
+	const std::vector<u8> *original(const u8 *addr) const;
 
 private:
 	struct Site {
@@ -42,5 +44,30 @@ struct AltStats {
 	unsigned long original;
 };
 AltStats altStats() noexcept;
+
+/*
+ * The program's own sites as a teaching tool shows them (pokelab explain
+ * apply-alternatives): each site with the compiler's bytes (saved before
+ * the first boot patched them), its entries in table order with what
+ * decided each, and the bytes in memory now. Any thread of a booted
+ * machine; allocates.
+ */
+struct AltSiteView {
+	unsigned long addr;
+	unsigned int len;
+	std::string name;		/* symbol+offset */
+	std::vector<u8> original;	/* as the compiler emitted them */
+	struct Entry {
+		std::string feature;	/* "4*32+23 (popcnt)" */
+		bool has;		/* boot_cpu_has(), after clearcpuid= */
+		bool notFlag;		/* ALT_FLAG_NOT: taken when the CPU lacks it */
+		bool directCall;	/* ALT_FLAG_DIRECT_CALL */
+		unsigned long replAddr;
+		std::vector<u8> repl;
+	};
+	std::vector<Entry> entries;
+	std::vector<u8> now;		/* in memory now */
+};
+std::vector<AltSiteView> altOwnSites();
 
 } /* namespace pokelab */

@@ -27,6 +27,8 @@ struct RefsCompareConfig {
 	std::function<void(const std::string &stage)> onStage;
 	/* Called while each machine is booted, before it runs. Task context, CPU 0. */
 	std::function<void(const std::string &mode)> onBooted;
+	/* Called before each machine shuts down, its flips done. Task context, CPU 0. */
+	std::function<void(const std::string &mode)> onShutdown;
 	std::function<void(unsigned int i, unsigned int n)> onFlip;
 	/* When set (any thread), the flip in progress completes and no more machines run. */
 	const std::atomic<bool> *stop = nullptr;
