@@ -38,6 +38,7 @@
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
 #include <linux/bug.h>
+#include <linux/kdebug.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/smp.h>
@@ -166,48 +167,19 @@ static int skip_nops(u8 *instr, int offset, int len)
 }
 
 /*
- * Port of __optimize_nops(), arch/x86/kernel/alternative.c, v6.16: a run of
- * NOPs (with an unconditional JMP right before it that lands at its end)
- * becomes one NOP, or one JMP over the run.
- */
-static bool __optimize_nops(const u8 *const instr, u8 *buf, size_t len, struct insn *insn,
-			    int *next, int *prev, int *target)
-{
-	int i = *next - insn->length;
-
-	(void)instr;
-
-	switch (insn->opcode.bytes[0]) {
-	case JMP8_INSN_OPCODE:
-	case JMP32_INSN_OPCODE:
-		*prev = i;
-		*target = *next + insn->immediate.value;
-		return false;
-	}
-
-	if (insn_is_nop(insn, buf + i)) {
-		int nop = i;
-
-		*next = skip_nops(buf, *next, len);
-		if (*target && *next == *target)
-			nop = *prev;
-
-		add_nop(buf + nop, *next - nop);
-		return true;
-	}
-
-	*target = 0;
-	return false;
-}
-
-/*
- * Port of optimize_nops(), arch/x86/kernel/alternative.c, v6.16. It only
- * rewrites @buf: the caller writes the site once with text_poke_early() (the
- * temporary buffer of f796c7583762; never rewrite live text in place).
+ * Port of optimize_nops(), arch/x86/kernel/alternative.c, v6.16 (after
+ * c3a3cb5c3d89): each run of NOPs becomes one NOP (add_nop(): one
+ * instruction, or a JMP over INT3s when longer than ASM_NOP_MAX), except a
+ * NOP that already ends the buffer, which is taken as optimised and ends the
+ * walk. A JMP before a run is left alone (the 2023 form folded a JMP that
+ * landed at the end of the run into the NOP). It only rewrites @buf: the
+ * caller writes the site once with text_poke_early() (the temporary buffer
+ * of f796c7583762; never rewrite live text in place). noinline, as upstream:
+ * the call is a control-flow change after the write.
  */
 __noinline void optimize_nops(const u8 *const instr, u8 *buf, size_t len)
 {
-	int prev = 0, target = 0;
+	(void)instr;	/* userspace: upstream's only use is its DUMP_BYTES() of the run */
 
 	for (int next, i = 0; i < (int)len; i = next) {
 		struct insn insn;
@@ -217,7 +189,17 @@ __noinline void optimize_nops(const u8 *const instr, u8 *buf, size_t len)
 
 		next = i + insn.length;
 
-		__optimize_nops(instr, buf, len, &insn, &next, &prev, &target);
+		if (insn_is_nop(&insn, &buf[i])) {
+			int nop = i;
+
+			/* a NOP that reaches the end: this buffer was optimised before */
+			if (i + insn.length == (int)len)
+				return;
+
+			next = skip_nops(buf, next, len);
+
+			add_nop(buf + nop, next - nop);
+		}
 	}
 }
 
@@ -709,11 +691,90 @@ extern "C" __noinline int alt_reloc_selftest(void)
 	return 0;
 }
 
+/*
+ * int3_selftest(), arch/x86/kernel/alternative.c: the trap path works before
+ * anything relies on it. An INT3 padded with NOPs to a CALL's size runs
+ * with &val in the first argument register; a die notifier, last in the
+ * chain, claims exactly that INT3 and emulates "call int3_magic", which
+ * stores 1 through its argument. val == 1 proves the trap reported the byte
+ * after the INT3, the emulated CALL pushed the right return address (past
+ * the 5-byte slot) and the push did not corrupt the interrupted frame.
+ */
+extern "C" void int3_magic(unsigned int *ptr);
+extern "C" const u8 int3_selftest_ip[];
+
+/* int3_magic(ptr): *ptr = 1, in asm so that it clobbers nothing else */
+asm(".pushsection .text, \"ax\", @progbits\n"
+    ".type int3_magic, @function\n"
+    "int3_magic:\n\t"
+    "movl $1, (%rdi)\n\t"
+    "ret\n"
+    ".size int3_magic, . - int3_magic\n"
+    ".popsection\n");
+
+/* Port of int3_exception_notify(), arch/x86/kernel/alternative.c */
+static int int3_exception_notify(struct notifier_block *self, unsigned long val, void *data)
+{
+	struct die_args *args = (struct die_args *)data;
+	struct pt_regs *regs = args->regs;
+	unsigned long selftest = (unsigned long)int3_selftest_ip;
+
+	(void)self;
+	if (!regs || user_mode(regs))
+		return NOTIFY_DONE;
+
+	if (val != DIE_INT3)
+		return NOTIFY_DONE;
+
+	if (regs->ip - INT3_INSN_SIZE != selftest)
+		return NOTIFY_DONE;
+
+	if (pokelab_alt_bugs.int3_selftest_no_call) {	/* userspace: test switch */
+		regs->ip += CALL_INSN_SIZE - INT3_INSN_SIZE;
+		return NOTIFY_STOP;
+	}
+	int3_emulate_call(regs, (unsigned long)&int3_magic);
+	return NOTIFY_STOP;
+}
+
+/* Port of int3_selftest(), arch/x86/kernel/alternative.c, v6.16 */
+static __noinline void int3_selftest(void)
+{
+	static struct notifier_block int3_exception_nb = {
+		int3_exception_notify, nullptr, INT_MAX - 1,	/* last */
+	};
+	unsigned int val = 0;
+
+	BUG_ON(register_die_notifier(&int3_exception_nb));
+
+	/*
+	 * int3_magic(&val), reached through the trap: the INT3 and four NOPs
+	 * are the CALL the notifier emulates.
+	 * userspace: the push lands below %rsp, where userspace code may keep
+	 * a red zone (the kernel builds with -mno-red-zone): step over it.
+	 */
+	asm volatile("lea -128(%%rsp), %%rsp\n\t"
+		     ".globl int3_selftest_ip\n"
+		     "int3_selftest_ip:\n\t"
+		     "int3; nop; nop; nop; nop\n\t"
+		     "lea 128(%%rsp), %%rsp"
+		     : : "D"(&val) : "memory");
+
+	BUG_ON(val != 1);
+
+	unregister_die_notifier(&int3_exception_nb);
+}
+
 namespace pokelab {
 
 void altTestReset() noexcept
 {
 	pokelab_alt_bugs = {};
+}
+
+void int3SelftestRun()
+{
+	int3_selftest();
 }
 
 bool textPokeEarlyUnsynced(int cpu) noexcept
@@ -817,6 +878,9 @@ kshim::BootParamRegistrar debugAlternativeParam({
  */
 int alternativeInstructions(std::string &err)
 {
+	/* first in alternative_instructions(), as upstream */
+	int3_selftest();
+
 	if (!pristine)
 		pristine = new pokelab::AltTextSnapshot(__start_altinstructions,
 							__stop_altinstructions);

@@ -39,6 +39,16 @@ extern "C" struct jump_entry __stop___jump_table[];
 static DEFINE_MUTEX(jump_label_mutex);
 static bool jump_label_initialized;
 
+/* include/linux/jump_label.h: set by jump_label_init() */
+bool static_key_initialized;
+
+/*
+ * Port of STATIC_KEY_CHECK_USE(), include/linux/jump_label.h: a key changed
+ * before jump_label_init() linked its entries would patch nothing.
+ * userspace: WARN_ON() prints the condition, not the key's symbol.
+ */
+#define STATIC_KEY_CHECK_USE(key) ((void)(key), WARN_ON(!static_key_initialized))
+
 void arch_jump_label_transform(struct jump_entry *entry, enum jump_label_type type);
 bool arch_jump_label_transform_queue(struct jump_entry *entry, enum jump_label_type type);
 void arch_jump_label_transform_apply(void);
@@ -122,12 +132,36 @@ static enum jump_label_type jump_label_type(struct jump_entry *entry)
 	return (enum jump_label_type)(enabled ^ branch);
 }
 
-/* Port of __jump_label_update(), kernel/jump_label.c */
+/*
+ * Port of jump_label_can_update(), kernel/jump_label.c: an entry in init
+ * text is patched only while init runs, and an entry outside kernel text
+ * (built-in __exit, never run) not at all.
+ * userspace: pokelab has no init text, so no entry carries the init bit
+ * (jump_label_init() would set it for init_section_contains(); see
+ * docs/porting.md) and kernel_text_address() is core_kernel_text(): the
+ * program's own text.
+ */
+static bool jump_label_can_update(struct jump_entry *entry, bool init)
+{
+	if (!init && jump_entry_is_init(entry))
+		return false;
+
+	if (!core_kernel_text(jump_entry_code(entry))) {
+		/* only an init (built-in __exit) entry may be outside the text */
+		WARN_ON_ONCE(!jump_entry_is_init(entry));
+		return false;
+	}
+
+	return true;
+}
+
+/* Port of __jump_label_update(), kernel/jump_label.c (HAVE_JUMP_LABEL_BATCH) */
 static void __jump_label_update(struct static_key *key, struct jump_entry *entry,
 				struct jump_entry *stop, bool init)
 {
-	(void)init;
 	for (; (entry < stop) && (jump_entry_key(entry) == key); entry++) {
+		if (!jump_label_can_update(entry, init))
+			continue;
 		if (!arch_jump_label_transform_queue(entry, jump_label_type(entry))) {
 			/* The queue is full: apply it, then this entry must fit. */
 			arch_jump_label_transform_apply();
@@ -173,6 +207,8 @@ static bool static_key_slow_inc_cpuslocked(struct static_key *key)
 {
 	bool ret = true;
 
+	STATIC_KEY_CHECK_USE(key);
+
 	if (static_key_fast_inc_not_disabled(key))
 		return true;
 
@@ -206,6 +242,7 @@ bool static_key_slow_inc(struct static_key *key)
 /* Port of static_key_enable_cpuslocked(), kernel/jump_label.c */
 static void static_key_enable_cpuslocked(struct static_key *key)
 {
+	STATIC_KEY_CHECK_USE(key);
 	if (atomic_read(&key->enabled) > 0) {
 		WARN_ON_ONCE(atomic_read(&key->enabled) != 1);
 		return;
@@ -230,6 +267,7 @@ void static_key_enable(struct static_key *key)
 /* Port of static_key_disable_cpuslocked(), kernel/jump_label.c */
 static void static_key_disable_cpuslocked(struct static_key *key)
 {
+	STATIC_KEY_CHECK_USE(key);
 	if (atomic_read(&key->enabled) != 1) {
 		WARN_ON_ONCE(atomic_read(&key->enabled) != 0);
 		return;
@@ -308,6 +346,7 @@ static void __static_key_slow_dec_cpuslocked(struct static_key *key)
 
 void static_key_slow_dec(struct static_key *key)
 {
+	STATIC_KEY_CHECK_USE(key);
 	static_key_check_ro(key);
 	/* userspace: bug replay, the fast path of before 83ab38ef0a0b */
 	if (unlikely(pokelab_bugs.slow_dec_try_dec_83ab38ef0a0b))
@@ -371,6 +410,7 @@ void jump_label_init(void)
 		static_key_set_entries(key, iter);
 	}
 	jump_label_initialized = true;
+	static_key_initialized = true;
 	jump_label_unlock();
 }
 

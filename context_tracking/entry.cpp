@@ -132,7 +132,8 @@ static_assert(sizeof(kshim::PerCpu<int>::Slot) == 64, "the stub indexes per-CPU 
  * a locked add of 0 below the stack pointer. The exit stub's 1 -> 0 edge
  * costs a spurious IPI at most.
  * userspace: per-CPU data is not %gs-relative; the stub reads the CPU id
- * from initial-exec TLS (kshim::tlsCpu) and indexes the 64-byte slots.
+ * from local-exec TLS (kshim::tlsCpu, one %fs load) and indexes the 64-byte
+ * slots.
  */
 asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     ".globl pokelab_switch_to_kernel_cr3\n"
@@ -144,8 +145,7 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "cmpl $" entry_stringify(ENTRY_CR3_LATE) ", %eax\n\t"
     "je switch_to_kernel_cr3_late\n\t"
     "subq $8, %rsp\n\t"				/* the calls below want %rsp 16-aligned */
-    "movq _ZN5kshim6tlsCpuE@gottpoff(%rip), %rcx\n\t"
-    "movslq %fs:(%rcx), %rcx\n\t"
+    "movslq %fs:_ZN5kshim6tlsCpuE@tpoff, %rcx\n\t"
     "shlq $6, %rcx\n\t"
     "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
     "movl $1, (%rdx,%rcx)\n\t"			/* kernel_cr3_loaded = 1 */
@@ -166,8 +166,7 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "pokelab_switch_to_user_cr3:\n\t"
     "cmpl $" entry_stringify(ENTRY_CR3_NONE) ", pokelab_entry_cr3_mode(%rip)\n\t"
     "je 9f\n\t"
-    "movq _ZN5kshim6tlsCpuE@gottpoff(%rip), %rcx\n\t"
-    "movslq %fs:(%rcx), %rcx\n\t"
+    "movslq %fs:_ZN5kshim6tlsCpuE@tpoff, %rcx\n\t"
     "shlq $6, %rcx\n\t"
     "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
     "movl $0, (%rdx,%rcx)\n"			/* kernel_cr3_loaded = 0 */

@@ -36,13 +36,7 @@
 /* include/linux/bpf.h ([PM] 1/2): normal, softirq, hardirq, NMI */
 #define BPF_NR_CONTEXTS	4
 
-/* userspace: the shim has no softirq or NMI counts; those bits of preempt_count() stay clear */
-#ifndef SOFTIRQ_OFFSET
-#define SOFTIRQ_OFFSET	(1UL << 8)
-#endif
-#ifndef NMI_MASK
-#define NMI_MASK	0x00f00000UL
-#endif
+/* userspace: the shim has no softirq or NMI; those bits of preempt_count() stay clear */
 
 /*
  * prog->active: an int counter (before [PM], and x86 after it) or, on arm64
@@ -81,18 +75,6 @@ void (*volatile fentry_tramp)(struct bpf_prog *prog);
 std::atomic<bool> producersStop;
 
 } /* namespace */
-
-/* Port of interrupt_context_level(), include/linux/preempt.h */
-static __always_inline unsigned char interrupt_context_level(void)
-{
-	unsigned long pc = preempt_count();
-	unsigned char level = 0;
-
-	level += !!(pc & NMI_MASK);
-	level += !!(pc & (NMI_MASK | HARDIRQ_MASK));
-	level += !!(pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET));
-	return level;
-}
 
 /* Port of bpf_prog_inc_misses_counter(), kernel/bpf/syscall.c */
 static void bpf_prog_inc_misses_counter(struct bpf_prog *prog)

@@ -23,6 +23,8 @@
 #include <kernel_shim/machine.h>
 #include <kernel_shim/plural.h>
 #include <kernel_shim/xmc.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
 #include <linux/irqflags.h>
@@ -176,6 +178,8 @@ void cpuThreadMain(int cpu)
 	CpuState &c = cpuState(cpu);
 
 	tlsCpu = cpu;
+	this_cpu_off = (unsigned long)cpu * SMP_CACHE_BYTES;
+	__preempt_count = PREEMPT_ENABLED;
 	c.thread = pthread_self();
 	/* Pinning failures were reported at boot for CPU 0; do not repeat per CPU. */
 	topology().pinSelf(c.pu);
@@ -223,6 +227,7 @@ void cpuThreadMain(int cpu)
 	rcuCpuDying();
 	fatalSignalStack(false);
 	tlsCpu = -1;
+	this_cpu_off = kNoCpuOff;
 }
 
 } /* namespace */
@@ -395,6 +400,8 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 			   "unpinned\n", cpuState(0).pu, strerror(errno));
 	cpuState(0).thread = pthread_self();
 	tlsCpu = 0;
+	this_cpu_off = 0;
+	__preempt_count = PREEMPT_ENABLED;
 	fatalSignalStack(true);
 	rcuCpuStarting();
 	cpumask_set_cpu(0, &__cpu_online_mask);
@@ -483,6 +490,7 @@ void shutdown()
 	cpumask_clear_cpu(0, &__cpu_online_mask);
 	fatalSignalStack(false);
 	tlsCpu = -1;
+	this_cpu_off = kNoCpuOff;
 	topology().restoreSelfBinding();
 	topology().unload();
 	machineAttrs().clear();

@@ -11,6 +11,7 @@
 #include <asm/processor.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
+#include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/smp.h>
 
@@ -19,7 +20,8 @@
 
 namespace kshim {
 
-thread_local int tlsCpu __attribute__((tls_model("initial-exec"))) = -1;
+__thread int tlsCpu __attribute__((tls_model("local-exec"))) = -1;
+__thread unsigned long this_cpu_off __attribute__((tls_model("local-exec"))) = kNoCpuOff;
 
 namespace {
 CpuState cpuStates[NR_CPUS];

@@ -23,6 +23,7 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/torture.h>
 #include <kernel_shim/xmc.h>
+#include <linux/preempt.h>
 #include <linux/bug.h>
 #include <linux/entry-common.h>
 #include <linux/irqflags.h>
@@ -75,11 +76,14 @@ void handleIpi(CpuState &c) noexcept
 	c.irqDisabled.store(1, std::memory_order_relaxed);
 	std::atomic_signal_fence(std::memory_order_seq_cst);
 	state = irqentry_enter(NULL);
+	/* irq_enter_rcu(): the count's hardirq bits, and the shim's flag beside them */
+	__preempt_count_add(HARDIRQ_OFFSET);
 	c.hardirq.fetch_add(1, std::memory_order_relaxed);
 	std::atomic_signal_fence(std::memory_order_seq_cst);
 	generic_smp_call_function_single_interrupt();
 	std::atomic_signal_fence(std::memory_order_seq_cst);
 	c.hardirq.fetch_sub(1, std::memory_order_relaxed);
+	__preempt_count_sub(HARDIRQ_OFFSET);	/* irq_exit_rcu() */
 	irqentry_exit(NULL, state);
 	std::atomic_signal_fence(std::memory_order_seq_cst);
 	/* Only this CPU (task or handler, IRQs off) writes these: plain RMWs suffice. */

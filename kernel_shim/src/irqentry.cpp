@@ -17,19 +17,6 @@ namespace {
 
 std::atomic<const kshim::IrqEntryHooks *> irqEntryHooks{nullptr};
 
-/* Per-CPU, as x86's __preempt_count. */
-DEFINE_PER_CPU(int, __preempt_count);
-
-int resetPreemptCounts(std::string &)
-{
-	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
-		per_cpu(__preempt_count, cpu) = 0;
-	return 0;
-}
-
-kshim::BootHookRegistrar preemptInitHook({"preempt_count_init", kshim::BootStage::Early,
-					  resetPreemptCounts});
-
 } /* namespace */
 
 /* Port of irqentry_enter(), kernel/entry/common.c, v6.16: the hook does the work. */
@@ -61,32 +48,15 @@ void setIrqEntryHooks(const IrqEntryHooks *hooks) noexcept
 	irqEntryHooks.store(hooks, std::memory_order_release);
 }
 
-unsigned long preemptCount() noexcept
+/* Each CPU thread's, set to PREEMPT_ENABLED when it comes up (boot.cpp). */
+__thread int __preempt_count __attribute__((tls_model("local-exec"))) = PREEMPT_ENABLED;
+
+void preemptCountUnderflow(void) noexcept
 {
-	int cpu = smp_processor_id();
-	unsigned long cnt = __atomic_load_n(per_cpu_ptr(&__preempt_count, cpu), __ATOMIC_RELAXED);
-
-	if (cpuState(cpu).hardirq.load(std::memory_order_relaxed))
-		cnt += HARDIRQ_OFFSET;
-	return cnt;
-}
-
-void preemptCountAdd(int val) noexcept
-{
-	/* Port of the CONFIG_DEBUG_PREEMPT check of preempt_count_add(), kernel/sched/core.c */
-	int old = this_cpu_read(__preempt_count);
-
-	if (WARN_ON_ONCE(old + val > (int)PREEMPT_MASK))
-		return;
-	this_cpu_add(__preempt_count, val);
-}
-
-void preemptCountSub(int val) noexcept
-{
+	/* the decrement took the count below 0, into the NEED_RESCHED bit: undo it */
+	__preempt_count_add(1);
 	/* Port of the CONFIG_DEBUG_PREEMPT check of preempt_count_sub(), kernel/sched/core.c */
-	if (WARN_ON_ONCE(val > this_cpu_read(__preempt_count)))
-		return;
-	this_cpu_add(__preempt_count, -val);
+	WARN_ON_ONCE(1);
 }
 
 } /* namespace kshim */

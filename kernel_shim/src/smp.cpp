@@ -226,8 +226,14 @@ __noinline void smp_call_function_many_cond(const struct cpumask *mask, smp_call
 	bool run_remote = false;
 	bool run_local = false;
 
-	/* Waiting with IRQs off can deadlock against a CPU that IPIs us. */
-	if (cpu_online(this_cpu) && wait)
+	lockdep_assert_preemption_disabled();
+
+	/*
+	 * With IRQs off this can deadlock against a CPU that cross-calls us,
+	 * waiting or not (the CSD lock); a CPU not yet online cannot be called.
+	 * userspace: no oops_in_progress or early_boot_irqs_disabled to except.
+	 */
+	if (cpu_online(this_cpu))
 		lockdep_assert_irqs_enabled();
 
 	/* Cross-calls are made from task context, never from an interrupt handler. */
@@ -307,7 +313,9 @@ int smp_call_function_single(int cpu, smp_call_func_t func, void *info, int wait
 	/* userspace: goes through the many_cond path with a one-CPU mask */
 	cpumask_clear(&mask);
 	__cpumask_set_cpu(cpu, &mask);
+	preempt_disable();	/* get_cpu() */
 	smp_call_function_many_cond(&mask, func, info, SCF_RUN_LOCAL | (wait ? SCF_WAIT : 0), NULL);
+	preempt_enable();	/* put_cpu() */
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
 
+#include <linux/bug.h>
 #include <linux/jump_label.h>
 #include <pokelab/text_poke_stats.h>
 
@@ -98,6 +99,27 @@ TEST_F(StaticKeyTest, SlowIncDecCountsReferences)
 	static_branch_dec(&sk_false);
 	EXPECT_FALSE(unlikely_false());
 	EXPECT_EQ(static_key_count(&sk_false.key), 0);
+}
+
+/* STATIC_KEY_CHECK_USE(): a key changed before jump_label_init() WARNs, each time */
+TEST_F(StaticKeyTest, UseBeforeJumpLabelInitWarns)
+{
+	unsigned long warns = kshim::warnCount();
+
+	ASSERT_TRUE(static_key_initialized);
+	static_branch_enable(&sk_false);
+	static_branch_disable(&sk_false);
+	EXPECT_EQ(kshim::warnCount(), warns);
+
+	static_key_initialized = false;	/* as before jump_label_init() */
+	testing::internal::CaptureStderr();
+	static_branch_enable(&sk_false);
+	static_branch_disable(&sk_false);
+	std::string out = testing::internal::GetCapturedStderr();
+	static_key_initialized = true;
+	EXPECT_EQ(kshim::warnCount(), warns + 2);
+	EXPECT_NE(out.find("!static_key_initialized"), std::string::npos) << out;
+	expectState(true, false);
 }
 
 } /* namespace */

@@ -39,7 +39,7 @@ std::vector<std::string> notesFor(const kshim::MachineDesc &m, double atomicToU8
 		pokelab::alternativesMachineNote(m, 60.0, "serialize", "alias"),
 		pokelab::bpfStatsMachineNote(m, 8),
 		pokelab::bpfStatsMachineNote(m, 16),
-		pokelab::recursionMachineNote(m, atomicToU8Pct),
+		pokelab::recursionMachineNote(m, atomicToU8Pct, -30.0),
 	};
 }
 
@@ -70,9 +70,24 @@ TEST(MachineNotes, GuestIsNamedFromItsSignature)
 
 TEST(MachineNotes, SignIsPrintedAsMeasured)
 {
-	EXPECT_NE(pokelab::recursionMachineNote(bareMetal8(), -12.5).find("(-12.50%) is negative"),
+	EXPECT_NE(pokelab::recursionMachineNote(bareMetal8(), -12.5, -30.0)
+			  .find("(-12.50%) is negative"),
 		  std::string::npos);
-	EXPECT_NE(pokelab::recursionMachineNote(bareMetal8(), 3.0).find("(+3.00%) is positive"),
+	EXPECT_NE(pokelab::recursionMachineNote(bareMetal8(), 3.0, -30.0).find("(+3.00%) is positive"),
+		  std::string::npos);
+}
+
+/* The x86 row's sentence follows the figure: not slower, less, the mail's order, more. */
+TEST(MachineNotes, X86RowIsComparedWithTheMail)
+{
+	auto note = [](double x86) { return pokelab::recursionMachineNote(bareMetal8(), 10, x86); };
+
+	EXPECT_NE(note(2.0).find("is not a slowdown here (+2.00%)"), std::string::npos);
+	EXPECT_NE(note(-10.0).find("(-10.00%) is slower, as the mail says, but by less"),
+		  std::string::npos);
+	EXPECT_NE(note(-29.0).find("(-29.00%) is slower by the mail's order (-30%)"),
+		  std::string::npos);
+	EXPECT_NE(note(-60.0).find("(-60.00%) is slower by more than the mail's -30%"),
 		  std::string::npos);
 }
 

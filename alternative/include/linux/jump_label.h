@@ -182,6 +182,8 @@ static __always_inline bool static_key_true(struct static_key *key)
 }
 
 void jump_label_init(void);
+/* True once jump_label_init() has linked every key to its entries (STATIC_KEY_CHECK_USE()). */
+extern bool static_key_initialized;
 void jump_label_lock(void);
 void jump_label_unlock(void);
 

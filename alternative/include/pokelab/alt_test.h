@@ -30,6 +30,12 @@ struct pokelab_alt_switches {
 	 * get an IPI pending at exactly that point.
 	 */
 	void (*text_poke_early_after_write)(void);
+	/*
+	 * int3_selftest()'s notifier steps over the INT3 slot instead of
+	 * emulating the CALL (an emulation that forgets the call): the
+	 * self-test must BUG.
+	 */
+	bool int3_selftest_no_call;
 };
 
 extern struct pokelab_alt_switches pokelab_alt_bugs;
@@ -42,6 +48,9 @@ namespace pokelab {
 
 /* Every switch off, every hook NULL. */
 void altTestReset() noexcept;
+
+/* Run int3_selftest() again (boot runs it first in alternative_instructions()). CPU 0. */
+void int3SelftestRun();
 
 /*
  * True when CPU @cpu has written text through text_poke_early() and not yet

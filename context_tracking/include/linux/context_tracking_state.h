@@ -20,6 +20,14 @@
  * of a Kconfig constant; carries out of the narrow counter land in the
  * unused high bits, which every reader masks off, as in the kernel.
  *
+ * userspace: one layout for every pokelab.ct_defer= policy. Mainline (and
+ * so ct_defer=off) has no work bits and starts the watching counter at bit
+ * 2; pokelab keeps bit 2 reserved under off too, so that the noinstr entry
+ * code and its masks are one compiled sequence whatever the boot line says.
+ * Under off the bit is never set, and the counter is one bit narrower than
+ * mainline's (29 bits, not 30): it wraps twice as often, which nothing reads
+ * but the torture width's wraparound tests, which want it anyway.
+ *
  * All readers here are async-signal-safe and may be called from any thread.
  */
 #pragma once

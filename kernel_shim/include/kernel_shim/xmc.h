@@ -73,7 +73,7 @@ struct pt_regs;
 namespace kshim {
 
 /* The simulated CPU this thread is, or -1 (linux/smp.h). */
-extern thread_local int tlsCpu __attribute__((tls_model("initial-exec")));
+extern __thread int tlsCpu __attribute__((tls_model("local-exec")));
 
 /* Per-CPU state of the model, written by the CPU itself unless said otherwise. */
 struct alignas(SMP_CACHE_BYTES) XmcCpu {

@@ -37,4 +37,6 @@ bool inTask() noexcept;
 #define raw_local_irq_save(flags) local_irq_save(flags)
 #define raw_local_irq_restore(flags) local_irq_restore(flags)
 #define lockdep_assert_irqs_enabled() WARN_ON_ONCE(irqs_disabled())
+/* preemptible() is in linux/preempt.h, which includes this file: a macro, expanded at use */
+#define lockdep_assert_preemption_disabled() WARN_ON_ONCE(preemptible())
 #define lockdep_assert_irqs_disabled() WARN_ON_ONCE(!irqs_disabled())

@@ -17,15 +17,36 @@
 #include <linux/threads.h>
 
 namespace kshim {
+/*
+ * x86's this_cpu_off, in the CPU thread's local-exec TLS: the calling CPU's
+ * offset into every per-CPU array, cpu * SMP_CACHE_BYTES (a type whose slot
+ * spans k lines scales it by k, a constant). this_cpu_ptr() is then one
+ * %fs load and an add, as the kernel's "add %gs:this_cpu_off". A thread
+ * that is not a simulated CPU holds kNoCpuOff: its this_cpu accesses fault
+ * on a non-canonical address (the kernel has no context without a CPU;
+ * smp_processor_id() still BUGs with file:line there). Set when a CPU
+ * thread comes up and goes down (boot.cpp).
+ */
+extern __thread unsigned long this_cpu_off __attribute__((tls_model("local-exec")));
+constexpr unsigned long kNoCpuOff = 1UL << 56;
+
 template<typename T>
 struct PerCpu {
 	struct alignas(SMP_CACHE_BYTES) Slot {
 		T v;
 	};
+	static_assert(sizeof(Slot) % SMP_CACHE_BYTES == 0);
 	Slot slots_[NR_CPUS];
 
 	T *slot(int cpu) { return &slots_[cpu].v; }
 	const T *slot(int cpu) const { return &slots_[cpu].v; }
+	/* this_cpu_ptr(): the calling CPU's slot, through this_cpu_off */
+	T *thisSlot()
+	{
+		return (T *)((char *)&slots_[0].v +
+			     this_cpu_off * (sizeof(Slot) / SMP_CACHE_BYTES));
+	}
+	const T *thisSlot() const { return const_cast<PerCpu *>(this)->thisSlot(); }
 };
 } /* namespace kshim */
 
@@ -33,7 +54,8 @@ struct PerCpu {
 #define DECLARE_PER_CPU(type, name) extern kshim::PerCpu<type> name
 
 #define per_cpu_ptr(ptr, cpu) ((ptr)->slot(cpu))
-#define this_cpu_ptr(ptr) per_cpu_ptr(ptr, smp_processor_id())
+/* Port of this_cpu_ptr() with CONFIG_DEBUG_PREEMPT=n: ptr + this_cpu_off, unchecked */
+#define this_cpu_ptr(ptr) ((ptr)->thisSlot())
 #define raw_cpu_ptr(ptr) this_cpu_ptr(ptr)
 #define per_cpu(var, cpu) (*per_cpu_ptr(&(var), (cpu)))
 

@@ -17,8 +17,12 @@
 #include <urcu/lfstack.h>
 
 namespace kshim {
-/* The simulated CPU this thread is, or -1. Initial-exec TLS: signal-safe. */
-extern thread_local int tlsCpu __attribute__((tls_model("initial-exec")));
+/*
+ * The simulated CPU this thread is, or -1: x86's %gs:cpu_number, one %fs
+ * load here. Local-exec TLS (pokelab's code is linked into executables, its
+ * libraries static): no TLS wrapper, no GOT load; signal-safe.
+ */
+extern __thread int tlsCpu __attribute__((tls_model("local-exec")));
 [[noreturn]] void notOnCpu(const char *file, int line) noexcept;
 } /* namespace kshim */
 

@@ -26,10 +26,12 @@ std::string alternativesMachineNote(const kshim::MachineDesc &m, double cpuidAlo
 std::string bpfStatsMachineNote(const kshim::MachineDesc &m, unsigned int cpus);
 
 /*
- * Seed 002: why only the x86 row's sign compares. @atomicToU8Pct: the
- * measured change from the atomic guard to u8[4], in percent (its sign is
- * printed as measured).
+ * Seed 002: what the rows measure on this machine and how the x86 row
+ * compares with the mail's -30%. @atomicToU8Pct, @x86ToU8Pct: the measured
+ * changes from the atomic and the x86 guard to u8[4], in percent (printed as
+ * measured; the text follows their signs and the x86 row's size).
  */
-std::string recursionMachineNote(const kshim::MachineDesc &m, double atomicToU8Pct);
+std::string recursionMachineNote(const kshim::MachineDesc &m, double atomicToU8Pct,
+				 double x86ToU8Pct);
 
 } /* namespace pokelab */
