@@ -46,6 +46,7 @@
 #include <linux/context_tracking_work.h>
 #include <linux/execmem.h>
 #include <linux/irqflags.h>
+#include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
 #include <pokelab/alt_test.h>
@@ -289,6 +290,18 @@ void *text_poke_set(void *addr, int c, size_t len)
 void text_poke_early(void *addr, const void *opcode, size_t len)
 {
 	unsigned long flags;
+
+	/*
+	 * A module's text while the loader writes it is read-write and run by
+	 * nothing (it goes ROX and live later), so the write is a plain copy, as
+	 * every early write is in the kernel.
+	 * userspace: and it must be: the alias writer below belongs to whoever
+	 * holds text_mutex, which an early write does not take.
+	 */
+	if (kshim::moduleTextLoading((unsigned long)addr)) {
+		memcpy(addr, opcode, len);
+		return;
+	}
 
 	kshim::xmcOpBegin("text_poke_early");	/* userspace: one operation for the model */
 	local_irq_save(flags);
@@ -759,10 +772,12 @@ void smp_text_poke_batch_finish(void)
 		/*
 		 * A CPU entering the kernel runs noinstr code before it can
 		 * flush deferred work: a batch touching noinstr text must reach
-		 * every CPU now, deferral or not (series v7, 25/31).
-		 * userspace: no modules, so no module noinstr text to check.
+		 * every CPU now, deferral or not (series v7, 25/31), in the
+		 * kernel's or a module's noinstr text.
 		 */
-		if (is_kernel_noinstr_text((unsigned long)addr) && !BUSTED(DEFER_NOINSTR)) /* userspace */
+		if ((is_kernel_noinstr_text((unsigned long)addr) ||
+		     is_module_noinstr_text_address((unsigned long)addr)) &&
+		    !BUSTED(DEFER_NOINSTR)) /* userspace: BUSTED */
 			cond = NULL;
 
 		text_poke_array.vec[i].old = *(u8 *)addr;

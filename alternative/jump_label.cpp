@@ -11,6 +11,7 @@
  */
 #include <algorithm>
 #include <climits>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@
 
 #include <asm/nops.h>
 #include <asm/sections.h>
+#include <kernel_shim/boot.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/sigsafe.h>
@@ -33,8 +37,9 @@
 
 extern "C" const struct noinstr_allowed_entry __start_noinstr_allowed[] __attribute__((weak));
 extern "C" const struct noinstr_allowed_entry __stop_noinstr_allowed[] __attribute__((weak));
-extern "C" struct jump_entry __start___jump_table[];
-extern "C" struct jump_entry __stop___jump_table[];
+/* weak: a program with no static key has no __jump_table section */
+extern "C" struct jump_entry __start___jump_table[] __attribute__((weak));
+extern "C" struct jump_entry __stop___jump_table[] __attribute__((weak));
 
 static DEFINE_MUTEX(jump_label_mutex);
 static bool jump_label_initialized;
@@ -138,15 +143,14 @@ static enum jump_label_type jump_label_type(struct jump_entry *entry)
  * (built-in __exit, never run) not at all.
  * userspace: pokelab has no init text, so no entry carries the init bit
  * (jump_label_init() would set it for init_section_contains(); see
- * docs/porting.md) and kernel_text_address() is core_kernel_text(): the
- * program's own text.
+ * docs/porting.md).
  */
 static bool jump_label_can_update(struct jump_entry *entry, bool init)
 {
 	if (!init && jump_entry_is_init(entry))
 		return false;
 
-	if (!core_kernel_text(jump_entry_code(entry))) {
+	if (!kernel_text_address(jump_entry_code(entry))) {
 		/* only an init (built-in __exit) entry may be outside the text */
 		WARN_ON_ONCE(!jump_entry_is_init(entry));
 		return false;
@@ -171,17 +175,90 @@ static void __jump_label_update(struct static_key *key, struct jump_entry *entry
 	arch_jump_label_transform_apply();
 }
 
+static inline bool static_key_linked(struct static_key *key)
+{
+	return key->type & JUMP_TYPE_LINKED;
+}
+
+static inline void static_key_clear_linked(struct static_key *key)
+{
+	key->type &= ~JUMP_TYPE_LINKED;
+}
+
+static inline void static_key_set_linked(struct static_key *key)
+{
+	key->type |= JUMP_TYPE_LINKED;
+}
+
+/* A key used by modules other than its own: its entries, per module (kernel/jump_label.c) */
+struct static_key_mod {
+	struct static_key_mod *next;
+	struct jump_entry *entries;
+	struct module *mod;	/* NULL: the program's own entries */
+};
+
+static inline struct static_key_mod *static_key_mod(struct static_key *key)
+{
+	WARN_ON_ONCE(!static_key_linked(key));
+	return (struct static_key_mod *)(key->type & ~JUMP_TYPE_MASK);
+}
+
+/* key->type and key->next share the word: set ->next, keep the type bits */
+static void static_key_set_mod(struct static_key *key, struct static_key_mod *mod)
+{
+	unsigned long type;
+
+	WARN_ON_ONCE((unsigned long)mod & JUMP_TYPE_MASK);
+	type = key->type & JUMP_TYPE_MASK;
+	key->next = mod;
+	key->type |= type;
+}
+
+/* Port of __jump_label_mod_update(), kernel/jump_label.c: every module's entries of @key */
+static void __jump_label_mod_update(struct static_key *key)
+{
+	for (struct static_key_mod *mod = static_key_mod(key); mod; mod = mod->next) {
+		struct jump_entry *stop;
+		struct module *m;
+
+		/* NULL when the key's own module does not use it */
+		if (!mod->entries)
+			continue;
+
+		m = mod->mod;
+		if (!m)
+			stop = __stop___jump_table;
+		else
+			stop = m->jump_entries + m->num_jump_entries;
+		__jump_label_update(key, mod->entries, stop, m && m->state == MODULE_STATE_COMING);
+	}
+}
+
 /* Port of jump_label_update(), kernel/jump_label.c */
 /* userspace: not static, the bug replays (replay_jump_label.cpp) call it too */
 void jump_label_update(struct static_key *key)
 {
 	struct jump_entry *stop = __stop___jump_table;
+	bool init = !kshim::systemRunning();
 	struct jump_entry *entry;
+	struct module *mod;
 
-	/* userspace: no module keys, so entries always point into __jump_table */
+	if (static_key_linked(key)) {
+		__jump_label_mod_update(key);
+		return;
+	}
+
+	/* userspace: __module_address() needs no RCU read side (linux/module.h) */
+	mod = __module_address((unsigned long)key);
+	if (mod) {
+		stop = mod->jump_entries + mod->num_jump_entries;
+		init = mod->state == MODULE_STATE_COMING;
+	}
+
 	entry = static_key_entries(key);
+	/* no users: no entries */
 	if (entry)
-		__jump_label_update(key, entry, stop, false);
+		__jump_label_update(key, entry, stop, init);
 }
 
 /* Port of static_key_fast_inc_not_disabled(), kernel/jump_label.c */
@@ -414,6 +491,247 @@ void jump_label_init(void)
 	jump_label_unlock();
 }
 
+/* Port of jump_label_init_type(), kernel/jump_label.c: the state the compiler left */
+static enum jump_label_type jump_label_init_type(struct jump_entry *entry)
+{
+	struct static_key *key = jump_entry_key(entry);
+	bool type = static_key_type(key);
+	bool branch = jump_entry_is_branch(entry);
+
+	/* See the comment in linux/jump_label.h */
+	return (enum jump_label_type)(type ^ branch);
+}
+
+static inline void jump_entry_set_init(struct jump_entry *entry, bool set)
+{
+	if (set)
+		entry->key |= 2;
+	else
+		entry->key &= ~2L;
+}
+
+static bool within_module_init(unsigned long addr, const struct module *mod)
+{
+	return within_module_mem_type(addr, mod, MOD_INIT_TEXT) ||
+	       within_module_mem_type(addr, mod, MOD_INIT_DATA) ||
+	       within_module_mem_type(addr, mod, MOD_INIT_RODATA);
+}
+
+/* Port of addr_conflict(), kernel/jump_label.c */
+static int addr_conflict(struct jump_entry *entry, void *start, void *end)
+{
+	if (jump_entry_code(entry) <= (unsigned long)end &&
+	    jump_entry_code(entry) + arch_jump_entry_size(entry) > (unsigned long)start)
+		return 1;
+
+	return 0;
+}
+
+/* Port of __jump_label_text_reserved(), kernel/jump_label.c */
+static int __jump_label_text_reserved(struct jump_entry *iter_start, struct jump_entry *iter_stop,
+				      void *start, void *end, bool init)
+{
+	for (struct jump_entry *iter = iter_start; iter < iter_stop; iter++) {
+		if (init || !jump_entry_is_init(iter)) {
+			if (addr_conflict(iter, start, end))
+				return 1;
+		}
+	}
+
+	return 0;
+}
+
+/*
+ * Port of __jump_label_mod_text_reserved(), kernel/jump_label.c: the module
+ * whose text holds @start, held by a reference while its table is read.
+ */
+static int __jump_label_mod_text_reserved(void *start, void *end)
+{
+	struct module *mod;
+	int ret;
+
+	mod = __module_text_address((unsigned long)start);
+	WARN_ON_ONCE(__module_text_address((unsigned long)end) != mod);
+	if (!try_module_get(mod))
+		mod = NULL;
+	if (!mod)
+		return 0;
+
+	ret = __jump_label_text_reserved(mod->jump_entries,
+					 mod->jump_entries + mod->num_jump_entries, start, end,
+					 mod->state == MODULE_STATE_COMING);
+
+	module_put(mod);
+
+	return ret;
+}
+
+/* Port of jump_label_text_reserved(), kernel/jump_label.c */
+int jump_label_text_reserved(void *start, void *end)
+{
+	bool init = !kshim::systemRunning();
+	int ret = __jump_label_text_reserved(__start___jump_table, __stop___jump_table, start,
+					     end, init);
+
+	if (ret)
+		return ret;
+
+	return __jump_label_mod_text_reserved(start, end);
+}
+
+/*
+ * Port of jump_label_add_module(), kernel/jump_label.c: the module's entries,
+ * sorted, linked to their keys (a key of the module points at them; any
+ * other key gets a static_key_mod for this module, its own entries moved
+ * to one of their own), and each site whose key is not in its compiled
+ * state patched now. userspace: no sealed keys (jump_label_init_ro() is
+ * not ported), so every foreign key is linked.
+ */
+static int jump_label_add_module(struct module *mod)
+{
+	struct jump_entry *iter_start = mod->jump_entries;
+	struct jump_entry *iter_stop = iter_start + mod->num_jump_entries;
+	struct static_key *key = NULL;
+	struct static_key_mod *jlm, *jlm2;
+
+	/* no jump-label entries: nothing to do */
+	if (iter_start == iter_stop)
+		return 0;
+
+	jump_label_sort_entries(iter_start, iter_stop);
+
+	for (struct jump_entry *iter = iter_start; iter < iter_stop; iter++) {
+		struct static_key *iterk;
+
+		jump_entry_set_init(iter, within_module_init(jump_entry_code(iter), mod));
+
+		iterk = jump_entry_key(iter);
+		if (iterk == key)
+			continue;
+
+		key = iterk;
+		if (within_module((unsigned long)key, mod)) {
+			static_key_set_entries(key, iter);
+			continue;
+		}
+
+		jlm = new (std::nothrow) struct static_key_mod();
+		if (!jlm)
+			return -ENOMEM;
+		if (!static_key_linked(key)) {
+			jlm2 = new (std::nothrow) struct static_key_mod();
+			if (!jlm2) {
+				delete jlm;
+				return -ENOMEM;
+			}
+			jlm2->mod = __module_address((unsigned long)key);
+			jlm2->entries = static_key_entries(key);
+			jlm2->next = NULL;
+			static_key_set_mod(key, jlm2);
+			static_key_set_linked(key);
+		}
+		jlm->mod = mod;
+		jlm->entries = iter;
+		jlm->next = static_key_mod(key);
+		static_key_set_mod(key, jlm);
+		static_key_set_linked(key);
+
+		/* only if the key changed from the state the compiler left */
+		if (jump_label_type(iter) != jump_label_init_type(iter))
+			__jump_label_update(key, iter, iter_stop, true);
+	}
+
+	return 0;
+}
+
+/* Port of jump_label_del_module(), kernel/jump_label.c */
+static void jump_label_del_module(struct module *mod)
+{
+	struct jump_entry *iter_start = mod->jump_entries;
+	struct jump_entry *iter_stop = iter_start + mod->num_jump_entries;
+	struct static_key *key = NULL;
+	struct static_key_mod *jlm, **prev;
+
+	for (struct jump_entry *iter = iter_start; iter < iter_stop; iter++) {
+		if (jump_entry_key(iter) == key)
+			continue;
+
+		key = jump_entry_key(iter);
+
+		if (within_module((unsigned long)key, mod))
+			continue;
+
+		/* no static_key_mod: the load ran out of memory */
+		if (WARN_ON(!static_key_linked(key)))
+			continue;
+
+		prev = &key->next;
+		jlm = static_key_mod(key);
+
+		while (jlm && jlm->mod != mod) {
+			prev = &jlm->next;
+			jlm = jlm->next;
+		}
+
+		if (WARN_ON(!jlm))
+			continue;
+
+		if (prev == &key->next)
+			static_key_set_mod(key, jlm->next);
+		else
+			*prev = jlm->next;
+
+		delete jlm;
+
+		jlm = static_key_mod(key);
+		/* one left: fold it back into the key */
+		if (jlm->next == NULL) {
+			static_key_set_entries(key, jlm->entries);
+			static_key_clear_linked(key);
+			delete jlm;
+		}
+	}
+}
+
+/* Port of jump_label_module_notify(), kernel/jump_label.c */
+static int jump_label_module_notify(struct notifier_block *self, unsigned long val, void *data)
+{
+	struct module *mod = (struct module *)data;
+	int ret = 0;
+
+	(void)self;
+	/* userspace: cpus_read_lock() has no hotplug to hold off */
+	jump_label_lock();
+
+	switch (val) {
+	case MODULE_STATE_COMING:
+		ret = jump_label_add_module(mod);
+		if (ret) {
+			WARN_ON(ret);	/* out of memory: jump labels of the module may not work */
+			jump_label_del_module(mod);
+		}
+		break;
+	case MODULE_STATE_GOING:
+		jump_label_del_module(mod);
+		break;
+	}
+
+	jump_label_unlock();
+
+	/* notifier_from_errno() */
+	return ret ? NOTIFY_STOP_MASK | (NOTIFY_OK - ret) : NOTIFY_OK;
+}
+
+static struct notifier_block jump_label_module_nb = {
+	jump_label_module_notify, nullptr, JUMP_LABEL_MODULE_NOTIFY_PRIORITY,
+};
+
+/* Port of jump_label_init_module(), kernel/jump_label.c (an early_initcall) */
+static int jump_label_init_module(void)
+{
+	return register_module_notifier(&jump_label_module_nb);
+}
+
 /* objtool warning 13 ("non-RO static key usage in noinstr"), checked at boot */
 int jump_label_check_noinstr(std::string &err, unsigned int *checked)
 {
@@ -481,7 +799,14 @@ namespace {
 
 int jumpLabelInitHook(std::string &err)
 {
+	static bool notifier;
+
 	jump_label_init();
+	/* userspace: the early_initcall, once per process (boot may run many times) */
+	if (!notifier) {
+		BUG_ON(jump_label_init_module());
+		notifier = true;
+	}
 	return jump_label_check_noinstr(err, nullptr);
 }
 

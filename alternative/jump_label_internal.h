@@ -7,6 +7,10 @@
 #pragma once
 
 struct static_key;
+struct jump_entry;
+
+/* Port of arch_jump_entry_size(), arch/x86/kernel/jump_label.c: 2 or 5 */
+int arch_jump_entry_size(struct jump_entry *entry);
 
 /* Port of jump_label_update(), kernel/jump_label.c. jump_label_mutex held. */
 void jump_label_update(struct static_key *key);

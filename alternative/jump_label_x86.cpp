@@ -24,7 +24,7 @@ struct jump_label_patch {
 };
 
 /* Port of arch_jump_entry_size(), arch/x86/kernel/jump_label.c */
-static int arch_jump_entry_size(struct jump_entry *entry)
+int arch_jump_entry_size(struct jump_entry *entry)
 {
 	struct insn insn = {};
 

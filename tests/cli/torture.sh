@@ -7,7 +7,8 @@
 #				first violation line naming the CPU and the site, the
 #				next its possible bytes (or its old bytes); NAME "-" for
 #				none (a broken policy in ARGS, --ct-defer v5)
-#   correct [ARGS...]		the right protocol: SUCCESS (exit 0), 0 violations
+#   correct [ARGS...]		the right protocol: SUCCESS (exit 0), 0 violations;
+#				with --module, the module loaded, unloaded and run
 #   digest			--seed 7 --ops K twice: the same decision digest;
 #				--seed 8: another
 set -u
@@ -66,6 +67,12 @@ correct)
 	grep -q '^torture: SUCCESS (seed 3)$' "$out" || fail "torture $*: no SUCCESS line"
 	grep -q '^xmc: .* 0 violations -> PASS$' "$out" || fail "torture $*: the model did not pass"
 	grep -q '^knobs: all in the state' "$out" || fail "torture $*: a knob did not end as asked"
+	case " $* " in
+	*" --module "*)
+		grep -Eq '^module .*: [1-9][0-9]* loads?, [1-9][0-9]* unloads?, .* [1-9][0-9]* runs? by the CPUs$' "$out" ||
+			fail "torture $*: the module was not loaded, unloaded and run"
+		;;
+	esac
 	tail -4 "$out"
 	;;
 digest)

@@ -42,6 +42,7 @@
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
+#include <linux/rcupdate.h>
 #include <linux/smp.h>
 #include <pokelab/ct_entry.h>
 #include <pokelab/text_poke_stats.h>
@@ -53,6 +54,7 @@
 #include "stop.h"
 #include "torture.h"
 #include "torture_text.h"
+#include "torture/torture_module.h"
 #include "timeline/timeline.h"
 
 namespace pokelab::torture {
@@ -74,6 +76,7 @@ struct Options {
 	std::string ctDefer;
 	std::string timeline;		/* --timeline: the run's last seconds as an SVG */
 	double timelineWindow = 1;	/* --timeline-window, s */
+	std::string module;		/* --module: the module writer's object */
 	std::vector<std::string> params;
 } opts;
 
@@ -106,7 +109,8 @@ bool keepGoing(unsigned long idx)
 {
 	if (stopAll.load(std::memory_order_relaxed))
 		return false;
-	kshim::schedTick();	/* the host's time slice (kernel_shim/sched.h) */
+	/* a quiescent state (the module writer's synchronize_rcu() waits for one), the time slice */
+	cond_resched();
 	return opts.ops ? idx < opts.ops : true;
 }
 
@@ -165,6 +169,11 @@ void housekeepingStep(int cpu, u64 d)
 			smp_call_function_single(target, irqWork, (void *)(uintptr_t)d, 0);
 			w.irqs++;
 		}
+		return;
+	}
+	if (what == 15 && cpu == 0 && moduleWriterActive()) {
+		moduleWriterStep(d);
+		w.writes++;
 		return;
 	}
 	if (what == KnobNr + 1 || what == KnobNr + 2) {
@@ -375,6 +384,12 @@ int run()
 		fmt::print(stderr, "pokelab: warning: --ct-defer {} only changes isolated CPUs, and "
 				   "none is isolated: add --nohz-full LIST\n", opts.ctDefer);
 
+	if (moduleWriterStart(opts.module, &err)) {
+		kshim::shutdown();
+		fmt::print(stderr, "pokelab: --module {}: {}\n", opts.module, err);
+		return 2;
+	}
+
 	fmt::print("{}\n", kshim::machineLine());
 	fmt::print("torture: seed {}, {} CPUs ({} nohz_full), {}\n", seedUsed, n,
 		   cpumask_empty(nohz) ? "none" : kshim::cpumaskPrintList(nohz),
@@ -423,6 +438,7 @@ int run()
 	if (opts.ops)
 		stopAll.store(true);
 	kshim::tortureDelays(false, seedUsed);
+	std::vector<std::string> modBad = moduleWriterFinish();
 	kshim::xmcQuiesce();
 	if (timeline) {
 		kshim::traceStop();
@@ -440,6 +456,8 @@ int run()
 	kshim::XmcStats x = kshim::xmcStats();
 	std::vector<std::string> bad = violationsSeen.load() ? std::vector<std::string>{}
 							      : checkKnobs();
+
+	bad.insert(bad.end(), modBad.begin(), modBad.end());
 	bool success = x.violations == 0 && bad.empty() && x.writes > 0;
 	unsigned long decisions = 0, shown = std::min(violationsSeen.load(), kShown);
 	u64 digest = 0xcbf29ce484222325ull;
@@ -457,6 +475,8 @@ int run()
 	fmt::print("{}\n", kshim::xmcVerdict(x));
 	fmt::print("throughput: {:.0f} text writes/s, {:.0f} model events/s, {} decisions\n",
 		   x.writes / secs, x.events() / secs, decisions);
+	if (moduleWriterActive())
+		fmt::print("{}\n", moduleWriterSummary());
 	for (const std::string &b : bad)
 		fmt::print("knob: {}\n", b);
 	if (!violationsSeen.load()) {
@@ -532,6 +552,9 @@ void addTortureCommand(CLI::App &app)
 			"flushes), v8, v5 (the bug), pokelab-catchup; "
 			"boot parameter pokelab.ct_defer=")
 		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "pokelab-catchup"}));
+	cmd->add_option("--module", opts.module,
+			"A module writer: load and unload FILE.o (built like "
+			"modules/pokelab_test_mod.o) and flip its key while the CPUs run it");
 	cmd->add_option("params", opts.params,
 			"Boot parameters, kernel command-line style (pokelab.busted=NAME, "
 			"pokelab.sync=membarrier, pokelab.eret=serialising ...)");

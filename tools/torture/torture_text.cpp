@@ -20,6 +20,7 @@
 #include <workloads/bpf_stats.h>
 #include <workloads/small_key.h>
 #include "torture_text.h"
+#include "torture/torture_module.h"
 
 DEFINE_STATIC_KEY_FALSE(torture_big_key);
 DEFINE_STATIC_KEY_FALSE_NOINSTR(torture_noinstr_key);
@@ -364,6 +365,7 @@ unsigned long runSites(unsigned long arg)
 	sum += torture_poke_fn();
 	sum += torture_emu_fn(arg);
 	sum += torture_emu_fn(arg + 1);
+	sum += runModuleSites();	/* --module: with a reference held, 0 when none */
 	return sum;
 }
 

@@ -33,12 +33,15 @@ struct jump_entry {
 	long key;	/* key - &key field, | branch polarity (bit 0) */
 };
 
+struct static_key_mod;
+
 struct static_key {
 	atomic_t enabled;
 	union {
-		/* bit 0: initially true; bit 1: linked (modules; unused here) */
+		/* bit 0: initially true; bit 1: linked (a module uses it: ->next) */
 		unsigned long type;
 		struct jump_entry *entries;
+		struct static_key_mod *next;
 	};
 };
 
@@ -182,6 +185,11 @@ static __always_inline bool static_key_true(struct static_key *key)
 }
 
 void jump_label_init(void);
+/*
+ * 1 if [@start, @end] overlaps a jump-label site of the program or of a
+ * module (kprobes and the optprobe checks ask). Task context.
+ */
+int jump_label_text_reserved(void *start, void *end);
 /* True once jump_label_init() has linked every key to its entries (STATIC_KEY_CHECK_USE()). */
 extern bool static_key_initialized;
 void jump_label_lock(void);

@@ -9,16 +9,13 @@
 #pragma once
 
 #include <asm/ptrace.h>
+#include <linux/notifier.h>
 
 enum die_val {
 	DIE_OOPS = 1,
 	DIE_INT3,
 };
 
-#define NOTIFY_DONE	0x0000
-#define NOTIFY_OK	0x0001
-#define NOTIFY_STOP_MASK 0x8000
-#define NOTIFY_STOP	(NOTIFY_OK | NOTIFY_STOP_MASK)
 
 struct die_args {
 	struct pt_regs *regs;
@@ -28,11 +25,6 @@ struct die_args {
 	int signr;
 };
 
-struct notifier_block {
-	int (*notifier_call)(struct notifier_block *nb, unsigned long action, void *data);
-	struct notifier_block *next;
-	int priority;
-};
 
 /* Returns 0, or -ENOSPC when the (fixed, 8-entry) chain is full. */
 int register_die_notifier(struct notifier_block *nb);

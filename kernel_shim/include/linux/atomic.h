@@ -192,6 +192,20 @@ static __always_inline int atomic_fetch_add_unless(atomic_t *v, int a, int u)
 	return c;
 }
 
+/* Decrement unless the result would be negative; returns old - 1 either way. Fully ordered. */
+static __always_inline int atomic_dec_if_positive(atomic_t *v)
+{
+	int dec, c = atomic_read(v);
+
+	do {
+		dec = c - 1;
+		if (unlikely(dec < 0))
+			break;
+	} while (!atomic_try_cmpxchg(v, &c, dec));
+
+	return dec;
+}
+
 static __always_inline bool atomic_inc_not_zero(atomic_t *v)
 {
 	return atomic_fetch_add_unless(v, 1, 0) != 0;

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Loadable modules: the module structure, the module list and its lookups,
+ * module references and the module notifier chain.
+ *
+ * PORT: written fresh after include/linux/module.h and kernel/module/main.c,
+ * v6.16, with the deferral series' MOD_NOINSTR_TEXT memory type (v7 25/31:
+ * a module's .noinstr.text, so that a poke there IPIs isolated CPUs at
+ * once). The loader itself (ELF, layout, symbols, relocations, the load
+ * and unload order) is module/main.cpp; this is the part the rest of the
+ * kernel reads: kernel_text_address(), __module_address(), jump labels'
+ * and static calls' notifiers.
+ *
+ * userspace: the list is an array of at most MAX_MODULES slots read with
+ * acquire loads (the kernel: an RCU list and a latched tree), so the
+ * lookups are async-signal-safe and need no RCU read side; writers hold
+ * module_mutex. A module's memory is one execmem page per type in use
+ * (linux/execmem.h).
+ */
+#pragma once
+
+#include <elf.h>
+
+#include <linux/atomic.h>
+#include <linux/notifier.h>
+#include <linux/types.h>
+
+#define MODULE_NAME_LEN	56
+#define MAX_MODULES	32
+
+enum module_state {
+	MODULE_STATE_LIVE,	/* normal state */
+	MODULE_STATE_COMING,	/* fully formed, running its init */
+	MODULE_STATE_GOING,	/* going away */
+	MODULE_STATE_UNFORMED,	/* still being set up */
+};
+
+enum mod_mem_type {
+	MOD_TEXT = 0,
+	MOD_DATA,
+	MOD_RODATA,
+	MOD_RO_AFTER_INIT,
+	MOD_INIT_TEXT,
+	MOD_INIT_DATA,
+	MOD_INIT_RODATA,
+	MOD_NOINSTR_TEXT,	/* the deferral series, v7 25/31 */
+	MOD_MEM_NUM_TYPES,
+};
+
+struct module_memory {
+	void *base;
+	unsigned int size;
+};
+
+struct jump_entry;
+struct static_call_site;
+
+struct module {
+	enum module_state state;
+	char name[MODULE_NAME_LEN];
+	struct module_memory mem[MOD_MEM_NUM_TYPES];
+
+	int (*init)(void);
+	void (*exit)(void);
+
+	/* MODULE_REF_BASE while nobody holds a reference (kernel/module/main.c) */
+	atomic_t refcnt;
+
+	struct jump_entry *jump_entries;
+	unsigned int num_jump_entries;
+	struct static_call_site *static_call_sites;
+	unsigned int num_static_call_sites;
+
+	/* kallsyms: the module's own symbol table, its values relocated */
+	const Elf64_Sym *symtab;
+	unsigned int num_symtab;
+	const char *strtab;
+
+	void *loader;	/* userspace: the loader's copy of the ELF image */
+};
+
+#define MODULE_REF_BASE	1
+
+/* userspace: the kernel's module_init()/module_exit(): @fn has C linkage */
+#define module_init(fn) extern "C" int init_module(void) __attribute__((alias(#fn)))
+#define module_exit(fn) extern "C" void cleanup_module(void) __attribute__((alias(#fn)))
+
+/*
+ * The module whose memory holds @addr, or NULL; modules still being set up
+ * (MODULE_STATE_UNFORMED) are skipped, as upstream. Any context.
+ */
+struct module *__module_address(unsigned long addr);
+/* The module whose text (MOD_TEXT, MOD_INIT_TEXT, MOD_NOINSTR_TEXT) holds @addr, or NULL. */
+struct module *__module_text_address(unsigned long addr);
+bool is_module_address(unsigned long addr);
+bool is_module_text_address(unsigned long addr);
+/* The deferral series: @addr is in a module's noinstr text (MOD_NOINSTR_TEXT). */
+bool is_module_noinstr_text_address(unsigned long addr);
+bool within_module_mem_type(unsigned long addr, const struct module *mod, enum mod_mem_type type);
+bool within_module(unsigned long addr, const struct module *mod);
+
+/* The live or coming module called @name, or NULL. Caller holds module_mutex. */
+struct module *find_module(const char *name);
+
+/*
+ * try_module_get(): take a reference, false if the module is going away;
+ * module_put() drops it; module_refcount() the references held. Any context
+ * (atomic ops). A CPU that runs a module's code holds a reference, and
+ * delete_module() refuses to unload while one is held.
+ */
+bool try_module_get(struct module *mod);
+void module_put(struct module *mod);
+int module_refcount(struct module *mod);
+
+/* MODULE_STATE_* notifications, in the kernel's order (jump labels, static calls). */
+int register_module_notifier(struct notifier_block *nb);
+int unregister_module_notifier(struct notifier_block *nb);
+
+/* Notifier priorities: jump labels first, then static calls (include/linux/module.h). */
+#define JUMP_LABEL_MODULE_NOTIFY_PRIORITY	1
+#define STATIC_CALL_MODULE_NOTIFY_PRIORITY	0
+
+namespace kshim {
+/* The loader's side (module/main.cpp); module_mutex must be held. */
+extern std::mutex module_mutex;
+int moduleListAdd(struct module *mod);
+void moduleListDel(struct module *mod);
+int moduleNotify(unsigned long state, struct module *mod);
+/*
+ * @addr is in the text of a module still being set up (MODULE_STATE_UNFORMED:
+ * its pages are read-write, nothing runs them), so text_poke_early() may copy
+ * there directly. Any context.
+ */
+bool moduleTextLoading(unsigned long addr);
+} /* namespace kshim */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * pokelab's module loader: a relocatable ELF object (.o, as a .ko is) laid
+ * out into execmem pages, its symbols resolved against EXPORT_SYMBOL()s,
+ * relocated with x86-64's rules, its alternatives applied, and announced to
+ * the module notifiers (jump labels, static calls) before its init runs.
+ *
+ * PORT: written fresh after kernel/module/main.c (load_module() and its
+ * steps, delete_module(), free_module()), kernel/module/kallsyms.c
+ * (find_kallsyms_symbol_value()) and arch/x86/kernel/module.c
+ * (apply_relocate_add(), module_finalize()), v6.16, for the sections and
+ * relocations pokelab's modules have (docs/modules.md).
+ *
+ * A module is built -fno-pic -fno-pie -mcmodel=small -mno-red-zone
+ * -fno-asynchronous-unwind-tables -fno-exceptions -fno-rtti
+ * -fno-stack-protector -fno-common (modules/meson.build): relocations
+ * R_X86_64_64, _32, _32S, _PC32, _PLT32 and _PC64 only, no GOT, PLT or TLS
+ * ones, which the loader refuses as the kernel does ("Unknown rela
+ * relocation"). The execmem pages lie within 2 GiB of pokelab's text
+ * (and below 2 GiB, since pokelab is not position independent), so every
+ * 32-bit form reaches. A module must not use this_cpu_*() or
+ * preempt_disable(): they are TLS accesses (linux/percpu.h), for which the
+ * kernel's %gs has no relocation.
+ *
+ * Task context on CPU 0 of a booted machine (patching and the notifiers
+ * take text_mutex and jump_label_mutex); not async-signal-safe.
+ */
+#pragma once
+
+#include <string>
+
+#include <linux/module.h>
+
+/*
+ * finit_module(2)'s work: load the object at @path, run its init_module()
+ * and return the live module in *@modp. 0, or -errno with one line in *@err
+ * naming what was wrong (-ENOEXEC: not a relocatable x86-64 object, an
+ * unknown relocation or one out of range; -ENOENT: an unknown symbol;
+ * -EEXIST: a module of that name is loaded; -ENOMEM: a section type larger
+ * than a page or no memory; or the init's own error).
+ */
+int load_module_file(const std::string &path, struct module **modp, std::string *err);
+
+/*
+ * delete_module(2)'s work for @mod: -EWOULDBLOCK while a reference is held
+ * (try_module_get()), else its exit runs, the notifiers unlink its sites,
+ * synchronize_rcu() waits out any reader, and its memory is freed. 0.
+ */
+int delete_module(struct module *mod);
+
+/* kernel/module/kallsyms.c: the address of @mod's symbol @name, or 0. */
+unsigned long find_kallsyms_symbol_value(struct module *mod, const char *name);
+
+/*
+ * pokelab's instrumentation: a module tells its loader what it did
+ * (pokelab_module_report(), exported; a tracepoint-like hook), and tools and
+ * tests read the last value of each event. -1 when none was reported.
+ * Any thread; lock-free.
+ */
+extern "C" void pokelab_module_report(const char *mod, int event, long val);
+long pokelab_module_reported(const char *mod, int event);
+
+/* arch/x86/kernel/module.c */
+int apply_relocate_add(Elf64_Shdr *sechdrs, const char *strtab, unsigned int symindex,
+		       unsigned int relsec, struct module *me);
+int module_finalize(const Elf64_Ehdr *hdr, const Elf64_Shdr *sechdrs, struct module *me);

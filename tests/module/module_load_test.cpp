@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The module loader (module/main.cpp, docs/modules.md) on a real relocatable
+ * object, modules/pokelab_test_mod.o: its alternative is applied before its
+ * init runs, its static key's sites (one in its text, one in its noinstr
+ * text) are patched through the INT3 batch while CPU 1 runs them with a
+ * module reference held, unloading waits for that reference, and
+ * jump_label_text_reserved() answers for the module's sites while it is
+ * loaded and not after. Objects the kernel would refuse are refused.
+ */
+/* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <kernel_shim/cpu.h>
+#include <kernel_shim/sched.h>
+#include <kernel_shim/xmc.h>
+#include <linux/jump_label.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <pokelab/module_load.h>
+#include <pokelab/text_poke_stats.h>
+
+#include "booted.h"
+
+namespace {
+
+std::string modPath(const char *name)
+{
+	const char *dir = getenv("POKELAB_MODULES");
+
+	return std::string(dir ? dir : "modules") + "/" + name + ".o";
+}
+
+class ModuleLoad : public pokelab::test::Booted
+{
+};
+
+TEST_F(ModuleLoad, PatchedWhileRunningThenUnloaded)
+{
+	struct module *mod = nullptr;
+	std::string err;
+
+	ASSERT_EQ(load_module_file(modPath("pokelab_test_mod"), &mod, &err), 0) << err;
+	EXPECT_STREQ(mod->name, "pokelab_test_mod");
+	EXPECT_EQ(mod->state, MODULE_STATE_LIVE);
+
+	/* the alternative was applied before init_module() ran it */
+	EXPECT_EQ(pokelab_module_reported("pokelab_test_mod", 1), 2);
+
+	auto site = (int (*)(void))find_kallsyms_symbol_value(mod, "pokelab_test_mod_site");
+	auto nsite = (int (*)(void))find_kallsyms_symbol_value(mod,
+								"pokelab_test_mod_noinstr_site");
+	auto key = (struct static_key_false *)find_kallsyms_symbol_value(mod,
+									  "pokelab_test_mod_key");
+
+	ASSERT_TRUE(site && nsite && key);
+	EXPECT_TRUE(is_module_text_address((unsigned long)site));
+	EXPECT_TRUE(kernel_text_address((unsigned long)site));
+	EXPECT_FALSE(is_module_noinstr_text_address((unsigned long)site));
+	EXPECT_TRUE(is_module_noinstr_text_address((unsigned long)nsite));
+	EXPECT_TRUE(within_module((unsigned long)key, mod));
+
+	/* the module's two jump-label sites, and the reserved-text check on each */
+	ASSERT_EQ(mod->num_jump_entries, 2u);
+	unsigned long code[2] = {jump_entry_code(&mod->jump_entries[0]),
+				 jump_entry_code(&mod->jump_entries[1])};
+
+	for (unsigned long c : code) {
+		EXPECT_EQ(jump_label_text_reserved((void *)c, (void *)c), 1);
+		EXPECT_EQ(jump_label_text_reserved((void *)(c + 4), (void *)(c + 8)), 1);
+		EXPECT_EQ(jump_label_text_reserved((void *)(c + 5), (void *)(c + 8)), 0);
+	}
+	EXPECT_EQ(site(), 1);
+	EXPECT_EQ(nsite(), 10);
+
+	/* CPU 1 runs both sites with a reference held */
+	std::atomic<bool> stop{false};
+	std::atomic<unsigned long> runs{0}, on{0}, torn{0};
+
+	kshim::cpuRun(1, [&] {
+		if (!try_module_get(mod)) {
+			torn.store(1);
+			return;
+		}
+		while (!stop.load(std::memory_order_relaxed)) {
+			int a = site(), b = nsite();
+
+			/* both off or both on, or one of each mid-batch; never anything else */
+			if ((a != 1 && a != 2) || (b != 10 && b != 20))
+				torn.fetch_add(1);
+			on.fetch_add(a == 2 && b == 20, std::memory_order_relaxed);
+			runs.fetch_add(1, std::memory_order_relaxed);
+			kshim::schedTick();
+		}
+		module_put(mod);
+	});
+	while (runs.load() < 1000)
+		;
+	EXPECT_EQ(module_refcount(mod), 1);
+	EXPECT_EQ(delete_module(mod), -EWOULDBLOCK);
+
+	unsigned long batches = pokelab::textPokeStats().batches;
+
+	static_branch_enable(key);
+	EXPECT_EQ(pokelab::textPokeStats().batches, batches + 1);
+	EXPECT_EQ(site(), 2);
+	unsigned long on0 = on.load();
+
+	while (on.load() < on0 + 1000)
+		;
+	static_branch_disable(key);
+	stop.store(true);
+	kshim::cpuWait(1);
+	EXPECT_EQ(torn.load(), 0u);
+	EXPECT_EQ(site(), 1);
+	EXPECT_EQ(module_refcount(mod), 0);
+
+	ASSERT_EQ(delete_module(mod), 0);
+	/* its exit ran, with the key off again */
+	EXPECT_EQ(pokelab_module_reported("pokelab_test_mod", 2), 1);
+	for (unsigned long c : code) {
+		EXPECT_EQ(jump_label_text_reserved((void *)c, (void *)c), 0);
+		EXPECT_FALSE(is_module_text_address(c));
+	}
+
+	/* and it loads again, from the same object */
+	ASSERT_EQ(load_module_file(modPath("pokelab_test_mod"), &mod, &err), 0) << err;
+	EXPECT_EQ(delete_module(mod), 0);
+}
+
+/*
+ * The checker watches module text as it watches the program's: with the
+ * batch's phase-2 sync dropped (pokelab.busted=no-sync-2) a flip of the
+ * module's key while CPU 1 runs its site is a violation at that site.
+ */
+class ModuleLoadBusted : public ModuleLoad
+{
+protected:
+	std::string extraParams() const override { return "pokelab.busted=no-sync-2"; }
+	bool xmcViolationsExpected() const override { return true; }
+};
+
+TEST_F(ModuleLoadBusted, DroppedSyncOnModuleTextIsCaught)
+{
+	struct module *mod = nullptr;
+	std::string err;
+
+	ASSERT_EQ(load_module_file(modPath("pokelab_test_mod"), &mod, &err), 0) << err;
+	auto site = (int (*)(void))find_kallsyms_symbol_value(mod, "pokelab_test_mod_site");
+	auto key = (struct static_key_false *)find_kallsyms_symbol_value(mod,
+									  "pokelab_test_mod_key");
+	std::atomic<bool> stop{false};
+	std::atomic<unsigned long> runs{0};
+
+	kshim::cpuRun(1, [&] {
+		ASSERT_TRUE(try_module_get(mod));
+		while (!stop.load(std::memory_order_relaxed)) {
+			site();
+			runs.fetch_add(1, std::memory_order_relaxed);
+			kshim::schedTick();
+		}
+		module_put(mod);
+	});
+	while (runs.load() < 1000)
+		;
+	unsigned long v0 = kshim::xmcStats().violations;
+
+	for (int i = 0; i < 20 && kshim::xmcStats().violations == v0; i++) {
+		static_branch_enable(key);
+		static_branch_disable(key);
+		kshim::xmcQuiesce();
+	}
+	stop.store(true);
+	kshim::cpuWait(1);
+	ASSERT_GT(kshim::xmcStats().violations, v0);
+	std::vector<kshim::XmcViolation> log = kshim::xmcViolations();
+
+	EXPECT_TRUE(within_module(log[v0].site, mod)) << kshim::xmcFormat(log[v0]);
+	EXPECT_EQ(delete_module(mod), 0);
+}
+
+TEST_F(ModuleLoad, OneModuleOfEachName)
+{
+	struct module *mod = nullptr, *again = nullptr;
+	std::string err;
+
+	ASSERT_EQ(load_module_file(modPath("pokelab_test_mod"), &mod, &err), 0) << err;
+	EXPECT_EQ(load_module_file(modPath("pokelab_test_mod"), &again, &err), -EEXIST);
+	EXPECT_NE(err.find("already loaded"), std::string::npos) << err;
+	EXPECT_EQ(delete_module(mod), 0);
+}
+
+TEST_F(ModuleLoad, UnexportedSymbolIsRefused)
+{
+	struct module *mod = nullptr;
+	std::string err;
+
+	EXPECT_EQ(load_module_file(modPath("pokelab_bad_sym_mod"), &mod, &err), -ENOENT);
+	EXPECT_NE(err.find("Unknown symbol pokelab_not_exported"), std::string::npos) << err;
+	EXPECT_EQ(mod, nullptr);
+}
+
+TEST_F(ModuleLoad, TlsRelocationIsRefused)
+{
+	struct module *mod = nullptr;
+	std::string err;
+
+	testing::internal::CaptureStderr();
+	EXPECT_EQ(load_module_file(modPath("pokelab_tls_mod"), &mod, &err), -ENOEXEC);
+	std::string out = testing::internal::GetCapturedStderr();
+
+	EXPECT_NE(out.find("Unknown rela relocation: 23"), std::string::npos) << out;
+}
+
+TEST_F(ModuleLoad, NotAnObjectIsRefused)
+{
+	struct module *mod = nullptr;
+	std::string err;
+	std::string path = testing::TempDir() + "/not_a_module.o";
+
+	std::ofstream(path) << "not an ELF file\n";
+	EXPECT_EQ(load_module_file(path, &mod, &err), -ENOEXEC);
+	EXPECT_NE(err.find("not a relocatable x86-64 ELF object"), std::string::npos) << err;
+	EXPECT_EQ(load_module_file("/nonexistent/x.o", &mod, &err), -ENOENT);
+}
+
+} /* namespace */
