@@ -910,7 +910,8 @@ void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
 	}
 
 	tpl = &text_poke_array.vec[text_poke_array.nr_entries++];
-	kshim::xmcIntent(addr, opcode, len);	/* userspace: what the caller asked for, for the model */
+	/* userspace: what the caller asked for, for the model */
+	kshim::xmcIntent(addr, opcode, len, emulate);
 
 	if (len == 6)
 		i = 1;

@@ -6,10 +6,8 @@
  * Port of arch/x86/kernel/static_call.c, v6.16.
  *
  * Deviations (each marked "userspace:" below):
- *  - no objtool, hence no .static_call_sites table and no static_call_init()
- *    walking it: the kernel's HAVE_STATIC_CALL (trampoline) configuration.
- *    arch_static_call_transform() still rewrites a site it is given, which
- *    is how the tests drive the site forms (CALL, NOP, the xor form);
+ *  - the sites come from pokelab-objtool's static_call_sites, for the objects
+ *    the build runs it over (static_call_inline.cpp, docs/static_calls.md);
  *  - no SYSTEM_BOOTING window and no modules: every rewrite is live, with
  *    smp_text_poke_single();
  *  - no call thunks and no return thunk (X86_FEATURE_CALL_DEPTH/RETHUNK are
@@ -184,10 +182,7 @@ void arch_static_call_transform(void *site, void *tramp, void *func, bool tail)
 		__static_call_transform(tramp, __sc_insn(!func, true), func, false);
 	}
 
-	/*
-	 * userspace: the kernel compiles this only with HAVE_STATIC_CALL_INLINE;
-	 * pokelab has no site table, so only callers that name a site get here.
-	 */
+	/* HAVE_STATIC_CALL_INLINE: a recorded call site */
 	if (site) {
 		__static_call_validate((u8 *)site, tail, false);
 		__static_call_transform(site, __sc_insn(!func, tail), func, false);

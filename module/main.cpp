@@ -50,6 +50,7 @@
 #include <linux/module.h>
 #include <linux/printk.h>
 #include <linux/rcupdate.h>
+#include <pokelab/module_calls.h>
 #include <pokelab/module_load.h>
 
 namespace {
@@ -394,6 +395,19 @@ long pokelab_module_reported(const char *mod, int event)
 
 	return r ? r->val.load(std::memory_order_acquire) : -1;
 }
+
+extern "C" __noinline int pokelab_module_call_a(int x)
+{
+	return x + 1;
+}
+
+extern "C" __noinline int pokelab_module_call_b(int x)
+{
+	return x + 2;
+}
+
+DEFINE_STATIC_CALL(pokelab_module_call, pokelab_module_call_a);
+EXPORT_STATIC_CALL(pokelab_module_call);
 
 unsigned long find_kallsyms_symbol_value(struct module *mod, const char *name)
 {

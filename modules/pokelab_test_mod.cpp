@@ -4,8 +4,9 @@
  * writer load (docs/modules.md). It has what a module brings to the
  * patching code: its own static key with a site in its text and one in
  * its noinstr text, an alternative applied at load (X86_FEATURE_ALWAYS,
- * so the replacement must be what init_module() sees), and calls to a
- * symbol pokelab exports.
+ * so the replacement must be what init_module() sees), inline static
+ * calls of a static call pokelab exports (a tail call and a call), and
+ * calls to a symbol pokelab exports.
  *
  * Built as a relocatable object by modules/meson.build; no this_cpu_*()
  * or preempt_disable() here (TLS, see pokelab/module_load.h).
@@ -15,6 +16,7 @@
 #include <linux/compiler.h>
 #include <linux/jump_label.h>
 #include <linux/module.h>
+#include <pokelab/module_calls.h>
 
 /* Exported by pokelab (module/main.cpp): what the module tells its loader. */
 extern "C" void pokelab_module_report(const char *mod, int event, long val);
@@ -35,6 +37,21 @@ extern "C" noinstr int pokelab_test_mod_noinstr_site(void)
 	if (static_branch_unlikely(&pokelab_test_mod_key))
 		return 20;
 	return 10;
+}
+
+/*
+ * Inline static calls of pokelab's exported pokelab_module_call: a tail call
+ * (JMP __SCT__...) and a call (CALL __SCT__...), each recorded by
+ * pokelab-objtool in the module's static_call_sites and rewritten at load.
+ */
+extern "C" __noinline int pokelab_test_mod_tail_call(int x)
+{
+	return static_call(pokelab_module_call)(x);
+}
+
+extern "C" __noinline int pokelab_test_mod_call(int x)
+{
+	return static_call(pokelab_module_call)(x) + 100;
 }
 
 /* 1 as compiled; 2 once apply_alternatives() took the replacement */

@@ -99,6 +99,14 @@ struct Intent {
 	/* the same site queued again in one batch: the earlier requests, also valid */
 	unsigned int nalt;
 	u8 alt[3][kSiteMax];
+	/*
+	 * The instruction the INT3 handler is to emulate instead of the new
+	 * bytes, when the caller gave one (smp_text_poke_batch_add()'s
+	 * @emulate: "call __static_call_return0" for the xor form). Valid only
+	 * as an emulation: it is never written.
+	 */
+	bool hasEmu;
+	u8 emu[kSiteMax];
 };
 
 struct Region {
@@ -765,7 +773,7 @@ void opOpen(const char *what, bool implicit, bool int3Batch)
 XmcViolation siteViolation(XmcRule rule, int cpu, const ByteHist *b, u64 serial)
 {
 	const Intent *in = intentAt(b->addr);
-	Intent self = {b->addr, 1, {currentValue(b)}, 0, {}};
+	Intent self = {b->addr, 1, {currentValue(b)}, 0, {}, false, {}};
 	XmcViolation v = {};
 	Window w;
 
@@ -936,9 +944,9 @@ std::string outcomeText(const Outcome &o, const EmuRec &r, bool sayUnchanged = f
 void checkEmulation(int cpu, const EmuRec &r)
 {
 	const Intent *in = intentAt(r.site);
-	u8 cand[kCands][kSiteMax];
-	Outcome outs[kCands];
-	bool outKnown[kCands] = {};
+	u8 cand[kCands + 1][kSiteMax];	/* and the caller's emulation */
+	Outcome outs[kCands + 1];
+	bool outKnown[kCands + 1] = {};
 	unsigned int ncand = 0;
 	bool known = false;
 	std::string want;
@@ -953,6 +961,8 @@ void checkEmulation(int cpu, const EmuRec &r)
 	memcpy(cand[ncand++], in->bytes, in->len);
 	for (unsigned int k = 0; k < in->nalt; k++)
 		memcpy(cand[ncand++], in->alt[k], in->len);
+	if (in->hasEmu)
+		memcpy(cand[ncand++], in->emu, in->len);
 	for (unsigned int c = 0; c < ncand; c++) {
 		Outcome &o = outs[c];
 
@@ -971,7 +981,8 @@ void checkEmulation(int cpu, const EmuRec &r)
 		if (outKnown[c])
 			want += fmt::format("{}{} instruction: {}", want.empty() ? "" : "; ",
 					    c == 0 ? "the old" : c == 1 ? "the new"
-								: "an earlier requested",
+					    : in->hasEmu && c == ncand - 1 ? "the caller's emulated"
+									  : "an earlier requested",
 					    outcomeText(outs[c], r));
 
 	XmcViolation v = intentViolation(XmcRule::Int3Misemulated, cpu, *in, cand[1]);
@@ -1260,14 +1271,19 @@ bool xmcReported() noexcept
 	return __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE) != 0;
 }
 
-void xmcIntent(const void *addr, const void *bytes, size_t len) noexcept
+void xmcIntent(const void *addr, const void *bytes, size_t len, const void *emulate) noexcept
 {
-	Intent in = {(unsigned long)addr, (unsigned int)std::min<size_t>(len, kSiteMax), {}, 0, {}};
+	Intent in = {(unsigned long)addr, (unsigned int)std::min<size_t>(len, kSiteMax), {}, 0, {},
+		     false, {}};
 	auto it = queuedIntents.find(in.addr);
 
 	if (!xmcEnabled)
 		return;
 	memcpy(in.bytes, bytes, in.len);
+	if (emulate && memcmp(emulate, bytes, in.len)) {
+		in.hasEmu = true;
+		memcpy(in.emu, emulate, in.len);
+	}
 	if (it != queuedIntents.end() && it->second.len == in.len) {
 		/* the site queued again: the last request wins, the earlier ones stay valid */
 		in.nalt = std::min(it->second.nalt + 1, 3u);
@@ -1323,7 +1339,7 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 	if (!in || !op->int3Batch) {
 		for (size_t off = 0; off < len; off += kSiteMax) {
 			Intent self = {a + off, (unsigned int)std::min<size_t>(len - off, kSiteMax), {},
-				       0, {}};
+				       0, {}, false, {}};
 
 			memcpy(self.bytes, after + off, self.len);
 			op->intents[self.addr] = self;

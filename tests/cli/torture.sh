@@ -69,7 +69,7 @@ correct)
 	grep -q '^knobs: all in the state' "$out" || fail "torture $*: a knob did not end as asked"
 	case " $* " in
 	*" --module "*)
-		grep -Eq '^module .*: [1-9][0-9]* loads?, [1-9][0-9]* unloads?, .* [1-9][0-9]* runs? by the CPUs$' "$out" ||
+		grep -Eq '^module .*: [1-9][0-9]* loads?, [1-9][0-9]* unloads?, .*, [1-9][0-9]* static call updates?, [1-9][0-9]* runs? by the CPUs$' "$out" ||
 			fail "torture $*: the module was not loaded, unloaded and run"
 		;;
 	esac

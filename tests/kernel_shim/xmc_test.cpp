@@ -473,13 +473,13 @@ protected:
 	 * trap in the middle; returns the violations found at its return.
 	 */
 	unsigned long batch(const u8 *insn, unsigned int len, unsigned long ip1, long spDelta,
-			    unsigned long flags = 0x202)
+			    unsigned long flags = 0x202, const u8 *emulate = nullptr)
 	{
 		unsigned long before = violations();
 
 		memcpy(text_ + 16, len == 6 ? kNop6 : kNop5, len);
 		len_ = len;
-		kshim::xmcIntent(text_ + 16, insn, len);
+		kshim::xmcIntent(text_ + 16, insn, len, emulate);
 		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
 			kshim::xmcInt3RefsPublish(cpu);
 		kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
@@ -520,6 +520,25 @@ TEST_F(XmcEmulation, ACallPushesItsReturnAddress)
 	EXPECT_EQ(batch(call, 5, at(16 + 5 + 0x10), -8), 0u);
 	EXPECT_EQ(batch(call, 5, at(16 + 5 + 0x10), 0), 1u) << "a CALL emulated as a JMP";
 	EXPECT_EQ(last().rule, XmcRule::Int3Misemulated);
+}
+
+/*
+ * The static call's "return 0" form: the site gets "cs cs cs xor %eax,%eax"
+ * while the handler emulates the CALL __static_call_return0 the caller
+ * named (smp_text_poke_batch_add()'s @emulate). That CALL is allowed; a
+ * CALL emulated as a JMP, or a resume past the xor's first byte, is not.
+ */
+TEST_F(XmcEmulation, TheCallersEmulationIsAllowedAndOnlyIt)
+{
+	const u8 xor5[5] = {0x2e, 0x2e, 0x2e, 0x31, 0xc0};
+	const u8 call[5] = {0xe8, 0x20, 0x00, 0x00, 0x00};
+
+	EXPECT_EQ(batch(xor5, 5, at(21), 0, 0x202, call), 0u) << "as the xor: past it";
+	EXPECT_EQ(batch(xor5, 5, at(16 + 5 + 0x20), -8, 0x202, call), 0u) << "as the CALL";
+	EXPECT_EQ(batch(xor5, 5, at(16 + 5 + 0x20), 0, 0x202, call), 1u) << "the CALL as a JMP";
+	EXPECT_NE(last().detail.find("the caller's emulated instruction"), std::string::npos)
+		<< kshim::xmcFormat(last());
+	EXPECT_EQ(batch(xor5, 5, at(16 + 5 + 0x20), -8), 1u) << "no @emulate: the CALL is wrong";
 }
 
 TEST_F(XmcEmulation, AJccFollowsTheFlags)

@@ -6,7 +6,9 @@
  * text) are patched through the INT3 batch while CPU 1 runs them with a
  * module reference held, unloading waits for that reference, and
  * jump_label_text_reserved() answers for the module's sites while it is
- * loaded and not after. Objects the kernel would refuse are refused.
+ * loaded and not after; its inline static calls are rewritten at load and
+ * by static_call_update() while CPU 1 runs them. Objects the kernel would
+ * refuse are refused.
  */
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -24,10 +27,13 @@
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
+#include <linux/static_call.h>
+#include <pokelab/module_calls.h>
 #include <pokelab/module_load.h>
 #include <pokelab/text_poke_stats.h>
 
 #include "booted.h"
+#include "branch_target.h"
 
 namespace {
 
@@ -41,6 +47,69 @@ std::string modPath(const char *name)
 class ModuleLoad : public pokelab::test::Booted
 {
 };
+
+
+/*
+ * Inline static calls in a module: pokelab-objtool recorded a tail call and
+ * a call of pokelab's exported pokelab_module_call; the load rewrote both
+ * into direct ones, static_call_update() rewrites them again while CPU 1
+ * runs them, and after the unload an update touches nothing of the module.
+ */
+TEST_F(ModuleLoad, InlineStaticCallSitesFollowTheKey)
+{
+	struct module *mod = nullptr;
+	std::string err;
+
+	ASSERT_EQ(load_module_file(modPath("pokelab_test_mod"), &mod, &err), 0) << err;
+	ASSERT_EQ(mod->num_static_call_sites, 2u);
+	auto tail = (int (*)(int))find_kallsyms_symbol_value(mod, "pokelab_test_mod_tail_call");
+	auto call = (int (*)(int))find_kallsyms_symbol_value(mod, "pokelab_test_mod_call");
+	const u8 *tsite = (const u8 *)tail, *csite = (const u8 *)call + 4;
+
+	ASSERT_TRUE(tail && call);
+	/* the sites as the load left them: direct, to the key's function */
+	EXPECT_EQ(pokelab::test::branchTarget(tsite, 0xe9), (unsigned long)pokelab_module_call_a);
+	EXPECT_EQ(pokelab::test::branchTarget(csite, 0xe8), (unsigned long)pokelab_module_call_a);
+	EXPECT_EQ(static_call_text_reserved((void *)tsite, (void *)tsite), 1);
+	EXPECT_EQ(tail(1), 2);
+	EXPECT_EQ(call(1), 102);
+
+	std::atomic<bool> stop{false};
+	std::atomic<unsigned long> runs{0}, bad{0}, newer{0};
+
+	kshim::cpuRun(1, [&] {
+		ASSERT_TRUE(try_module_get(mod));
+		while (!stop.load(std::memory_order_relaxed)) {
+			int a = tail(1), b = call(1);
+
+			if ((a != 2 && a != 3) || (b != 102 && b != 103))
+				bad.fetch_add(1);
+			newer.fetch_add(a == 3 && b == 103, std::memory_order_relaxed);
+			runs.fetch_add(1, std::memory_order_relaxed);
+			kshim::schedTick();
+		}
+		module_put(mod);
+	});
+	while (runs.load() < 1000)
+		;
+	static_call_update(pokelab_module_call, &pokelab_module_call_b);
+	EXPECT_EQ(pokelab::test::branchTarget(tsite, 0xe9), (unsigned long)pokelab_module_call_b);
+	EXPECT_EQ(pokelab::test::branchTarget(csite, 0xe8), (unsigned long)pokelab_module_call_b);
+	unsigned long n0 = newer.load();
+
+	while (newer.load() < n0 + 1000)
+		;
+	stop.store(true);
+	kshim::cpuWait(1);
+	EXPECT_EQ(bad.load(), 0u);
+	EXPECT_EQ(tail(1), 3);
+
+	ASSERT_EQ(delete_module(mod), 0);
+	EXPECT_EQ(static_call_text_reserved((void *)tsite, (void *)tsite), 0);
+	/* the key no longer lists the module's sites: this update touches only the trampoline */
+	static_call_update(pokelab_module_call, &pokelab_module_call_a);
+	EXPECT_EQ(static_call(pokelab_module_call)(1), 2);
+}
 
 TEST_F(ModuleLoad, PatchedWhileRunningThenUnloaded)
 {

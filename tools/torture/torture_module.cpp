@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * pokelab torture --module FILE.o: a writer that loads and unloads a module
- * (module/main.cpp) and flips its static key, while every CPU that runs
- * the sites runs the module's too (torture_module.h).
+ * (module/main.cpp), flips its static key and retargets the program's
+ * static call its inline sites call, while every CPU that runs the sites
+ * runs the module's too (torture_module.h).
  *
  * The readers find the module the kernel's way: an RCU-protected pointer,
  * then try_module_get() before calling into it and module_put() after. The
@@ -21,6 +22,7 @@
 #include <kernel_shim/plural.h>
 #include <linux/jump_label.h>
 #include <linux/rcupdate.h>
+#include <pokelab/module_calls.h>
 #include <pokelab/module_load.h>
 #include <urcu/pointer.h>
 
@@ -36,15 +38,18 @@ struct LoadedModule {
 	int (*site)(void);
 	int (*nsite)(void);
 	struct static_key_false *key;
+	int (*tail)(int);	/* inline static calls of pokelab_module_call */
+	int (*call)(int);
 };
 
 std::string path;
 LoadedModule *published;	/* rcu_dereference()/rcu_assign_pointer() */
 LoadedModule *current;		/* the writer's: loaded, maybe unpublished */
 bool keyOn;			/* the writer's last flip of this load's key */
+bool callB;			/* pokelab_module_call is _b (else _a) */
 std::mutex writerLock;		/* one writer step at a time */
 
-std::atomic<unsigned long> loads, unloads, busy, flips, runs, bad;
+std::atomic<unsigned long> loads, unloads, busy, flips, calls, runs, bad;
 
 int loadNow(std::string *err)
 {
@@ -58,10 +63,13 @@ int loadNow(std::string *err)
 		(int (*)(void))find_kallsyms_symbol_value(mod, "pokelab_test_mod_site"),
 		(int (*)(void))find_kallsyms_symbol_value(mod, "pokelab_test_mod_noinstr_site"),
 		(struct static_key_false *)find_kallsyms_symbol_value(mod, "pokelab_test_mod_key"),
+		(int (*)(int))find_kallsyms_symbol_value(mod, "pokelab_test_mod_tail_call"),
+		(int (*)(int))find_kallsyms_symbol_value(mod, "pokelab_test_mod_call"),
 	};
 
-	if (!m->site || !m->nsite || !m->key) {
-		*err = fmt::format("{}: no pokelab_test_mod_site, _noinstr_site or _key", path);
+	if (!m->site || !m->nsite || !m->key || !m->tail || !m->call) {
+		*err = fmt::format("{}: no pokelab_test_mod_site, _noinstr_site, _key, _tail_call "
+				   "or _call", path);
 		delete m;
 		delete_module(mod);
 		return -ENOENT;
@@ -95,7 +103,8 @@ bool unloadNow()
 int moduleWriterStart(const std::string &p, std::string *err)
 {
 	path = p;
-	loads = unloads = busy = flips = runs = bad = 0;
+	loads = unloads = busy = flips = calls = runs = bad = 0;
+	callB = false;
 	return path.empty() ? 0 : loadNow(err);
 }
 
@@ -123,6 +132,14 @@ void moduleWriterStep(u64 d)
 		unloadNow();
 		return;
 	}
+	/* the program's static call, with the module's inline sites on its key */
+	if (((d >> 8) & 3) == 1) {
+		callB = !callB;
+		static_call_update(pokelab_module_call,
+				   callB ? &pokelab_module_call_b : &pokelab_module_call_a);
+		calls++;
+		return;
+	}
 	keyOn = !keyOn;
 	if (keyOn)
 		static_branch_enable(current->key);
@@ -144,12 +161,15 @@ unsigned long runModuleSites(void)
 	}
 	rcu_read_unlock();
 
-	int a = m->site(), b = m->nsite();
+	int a = m->site(), b = m->nsite(), t = m->tail(1), c = m->call(1);
 
 	/* the two sites test one key: each is off or on, never anything else */
 	if ((a != 1 && a != 2) || (b != 10 && b != 20))
 		bad++;
-	sum = a + b;
+	/* the inline static calls reach _a or _b, nothing else */
+	if ((t != 2 && t != 3) || (c != 102 && c != 103))
+		bad++;
+	sum = a + b + t + c;
 	runs.fetch_add(1, std::memory_order_relaxed);
 	module_put(m->mod);
 	return sum;
@@ -167,6 +187,8 @@ std::vector<std::string> moduleWriterFinish()
 					  current->site(), keyOn ? "on" : "off"));
 	if (!unloadNow())
 		out.push_back("module: still referenced at the end");
+	static_call_update(pokelab_module_call, &pokelab_module_call_a);	/* as found */
+	callB = false;
 	if (bad)
 		out.push_back(fmt::format("module: {} runs saw a value neither state gives, or a "
 					  "load failed", bad.load()));
@@ -177,10 +199,10 @@ std::vector<std::string> moduleWriterFinish()
 
 std::string moduleWriterSummary()
 {
-	return fmt::format("module {}: {}, {}, {} (a reference held), {}, {} by the CPUs", path,
-			   kshim::nOf(loads, "load"), kshim::nOf(unloads, "unload"),
+	return fmt::format("module {}: {}, {}, {} (a reference held), {}, {}, {} by the CPUs",
+			   path, kshim::nOf(loads, "load"), kshim::nOf(unloads, "unload"),
 			   kshim::nOf(busy, "busy unload"), kshim::nOf(flips, "key flip"),
-			   kshim::nOf(runs, "run"));
+			   kshim::nOf(calls, "static call update"), kshim::nOf(runs, "run"));
 }
 
 } /* namespace pokelab::torture */

@@ -4,12 +4,18 @@
  *
  * PORT: written fresh after include/linux/static_call.h and
  * include/linux/static_call_types.h, v6.16, in the configuration
- * CONFIG_HAVE_STATIC_CALL=y, CONFIG_HAVE_STATIC_CALL_INLINE=n: every call
- * goes to the trampoline __SCT__<name>, and static_call_update() rewrites
- * the trampoline's JMP with smp_text_poke_single().
- * userspace: no objtool, so no .static_call_sites and no inline call sites
- * (see docs/porting.md); the sites of the kernel's INLINE configuration are
- * not modelled.
+ * CONFIG_HAVE_STATIC_CALL_INLINE=y: every static_call() is compiled as a
+ * CALL to the trampoline __SCT__<name>; where pokelab's objtool pass
+ * (tools/objtool/, docs/static_calls.md) recorded the call in
+ * static_call_sites, static_call_init() (at boot) and a module's load
+ * rewrite it into a CALL of the function itself, and static_call_update()
+ * rewrites the trampoline and then every recorded site (kernel/
+ * static_call_inline.c's port, alternative/static_call_inline.cpp). A call
+ * in code the pass did not see stays a call through the trampoline, which
+ * is always right.
+ * userspace: the sites section is "static_call_sites" (no leading dot: a C
+ * identifier, for __start_/__stop_), and only the objects the build runs
+ * the pass over have sites (docs/static_calls.md).
  *
  * Use:
  *	extern "C" int func_a(int x);
@@ -26,12 +32,40 @@
 #pragma once
 
 #include <linux/compiler.h>
+#include <linux/export.h>
 #include <linux/types.h>
+
+struct module;
 
 #include <asm/static_call.h>
 
+/* include/linux/static_call_types.h: one recorded call site, self-relative */
+struct static_call_site {
+	s32 addr;
+	s32 key;	/* the key, | STATIC_CALL_SITE_TAIL / _INIT in the low bits */
+};
+
+#define STATIC_CALL_SITE_TAIL	1UL	/* a tail call: JMP, not CALL */
+#define STATIC_CALL_SITE_INIT	2UL	/* in init text: not rewritten after init */
+#define STATIC_CALL_SITE_FLAGS	3UL
+
+struct static_call_mod;
+
 struct static_call_key {
 	void *func;
+	union {
+		/* bit 0: 0 = mods, 1 = sites */
+		unsigned long type;
+		struct static_call_mod *mods;
+		struct static_call_site *_sites;
+	};
+};
+
+/* kernel/static_call_inline.c: a key's sites in one module (NULL mod: the program's) */
+struct static_call_mod {
+	struct static_call_mod *next;
+	struct module *mod;
+	struct static_call_site *sites;
 };
 
 #define STATIC_CALL_KEY(name)		__SCK__##name
@@ -48,19 +82,19 @@ extern "C" void __static_call_return(void);
 
 #define DEFINE_STATIC_CALL(name, _func)					\
 	DECLARE_STATIC_CALL(name, _func);				\
-	struct static_call_key STATIC_CALL_KEY(name) = { (void *)&_func };	\
+	struct static_call_key STATIC_CALL_KEY(name) = { (void *)&_func, { 1UL } };	\
 	ARCH_DEFINE_STATIC_CALL_TRAMP(name, _func)
 
 /* A NULL static call: static_call_cond() does nothing until updated. */
 #define DEFINE_STATIC_CALL_NULL(name, _func)				\
 	DECLARE_STATIC_CALL(name, _func);				\
-	struct static_call_key STATIC_CALL_KEY(name) = { NULL };	\
+	struct static_call_key STATIC_CALL_KEY(name) = { NULL, { 1UL } };	\
 	ARCH_DEFINE_STATIC_CALL_NULL_TRAMP(name)
 
 /* A static call that returns 0 until updated (__static_call_return0). */
 #define DEFINE_STATIC_CALL_RET0(name, _func)				\
 	DECLARE_STATIC_CALL(name, _func);				\
-	struct static_call_key STATIC_CALL_KEY(name) = { (void *)&__static_call_return0 };	\
+	struct static_call_key STATIC_CALL_KEY(name) = { (void *)&__static_call_return0, { 1UL } };	\
 	ARCH_DEFINE_STATIC_CALL_RET0_TRAMP(name)
 
 /*
@@ -93,13 +127,27 @@ bool static_call_tramp_is_ro(const void *tramp);
  */
 void arch_static_call_transform(void *site, void *tramp, void *func, bool tail);
 
-/* Port of __static_call_update() for HAVE_STATIC_CALL && !HAVE_STATIC_CALL_INLINE */
-static inline void __static_call_update(struct static_call_key *key, void *tramp, void *func)
-{
-	/* userspace: cpus_read_lock() has no hotplug to hold off */
-	WRITE_ONCE(key->func, func);
-	arch_static_call_transform(NULL, tramp, func, false);
-}
+/*
+ * Port of __static_call_update(), kernel/static_call_inline.c: key->func,
+ * the trampoline, then every recorded site of the key, the program's and
+ * each module's. Task context on a CPU of a booted machine; takes
+ * static_call_mutex and text_mutex; may sleep.
+ */
+void __static_call_update(struct static_call_key *key, void *tramp, void *func);
+
+/*
+ * static_call_init(): link the program's recorded sites to their keys and
+ * rewrite each into a direct CALL (JMP) of its key's function. Boot, CPU 0;
+ * idempotent. static_call_text_reserved(): 1 if [@start, @end] overlaps a
+ * recorded site (the program's or a module's). Task context.
+ */
+int static_call_init(void);
+int static_call_text_reserved(void *start, void *end);
+
+/* Export a static call's key and trampoline to modules (linux/export.h). */
+#define EXPORT_STATIC_CALL(name)					\
+	EXPORT_SYMBOL(STATIC_CALL_KEY(name));				\
+	EXPORT_SYMBOL(STATIC_CALL_TRAMP(name))
 
 #define static_call_update(name, func) ({				\
 	decltype(&STATIC_CALL_TRAMP(name)) __F = (func);		\

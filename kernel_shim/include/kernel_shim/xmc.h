@@ -232,9 +232,13 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
  * smp_text_poke_batch_add() queued a site: @len bytes (at most 16) that
  * @addr is to hold once the batch returns. It is what the caller asked for,
  * so R1 can tell the new instruction from a torn one at every write of the
- * batch. Writes outside an INT3 batch are their own intent.
+ * batch. Writes outside an INT3 batch are their own intent. @emulate, if
+ * not NULL, is the instruction the caller asked the INT3 handler to
+ * emulate in the bytes' place (smp_text_poke_batch_add()'s @emulate): R5
+ * accepts a trap resumed as it.
  */
-void xmcIntent(const void *addr, const void *bytes, size_t len) noexcept;
+void xmcIntent(const void *addr, const void *bytes, size_t len,
+	       const void *emulate = nullptr) noexcept;
 
 /*
  * An operation: one smp_text_poke_batch_finish(), one text_poke_early(),

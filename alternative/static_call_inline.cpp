@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Inline static calls: the recorded call sites of each key, rewritten with
+ * the key (linux/static_call.h, docs/static_calls.md).
+ *
+ * Port of kernel/static_call_inline.c, v6.16. The sites come from
+ * pokelab's objtool pass (tools/objtool/) in the program's
+ * static_call_sites section and in each module's.
+ *
+ * userspace: no init text, so no site gets STATIC_CALL_SITE_INIT and none is
+ * skipped for it; cpus_read_lock() has no hotplug to hold off; the
+ * module's sites are rewritten live (smp_text_poke_single()) even while it
+ * is coming, since its text is ROX by then (docs/modules.md).
+ */
+#include <algorithm>
+#include <cerrno>
+#include <new>
+#include <vector>
+
+#include <asm/text-patching.h>
+#include <kernel_shim/boot.h>
+#include <linux/bug.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/static_call.h>
+
+extern "C" struct static_call_site __start_static_call_sites[] __attribute__((weak));
+extern "C" struct static_call_site __stop_static_call_sites[] __attribute__((weak));
+
+static int static_call_initialized;
+
+static DEFINE_MUTEX(static_call_mutex);
+
+static void static_call_lock(void)
+{
+	mutex_lock(&static_call_mutex);
+}
+
+static void static_call_unlock(void)
+{
+	mutex_unlock(&static_call_mutex);
+}
+
+static inline void *static_call_addr(struct static_call_site *site)
+{
+	return (void *)((long)site->addr + (long)&site->addr);
+}
+
+static inline unsigned long __static_call_key(const struct static_call_site *site)
+{
+	return (long)site->key + (long)&site->key;
+}
+
+static inline struct static_call_key *static_call_key(const struct static_call_site *site)
+{
+	return (struct static_call_key *)(__static_call_key(site) & ~STATIC_CALL_SITE_FLAGS);
+}
+
+/* These assume the key is word-aligned. */
+static inline bool static_call_is_init(struct static_call_site *site)
+{
+	return __static_call_key(site) & STATIC_CALL_SITE_INIT;
+}
+
+static inline bool static_call_is_tail(struct static_call_site *site)
+{
+	return __static_call_key(site) & STATIC_CALL_SITE_TAIL;
+}
+
+static inline void static_call_set_init(struct static_call_site *site)
+{
+	site->key = (__static_call_key(site) | STATIC_CALL_SITE_INIT) - (long)&site->key;
+}
+
+/*
+ * Port of static_call_sort_entries(), kernel/static_call_inline.c: by key.
+ * userspace: through a copy of absolute addresses, as jump_label_sort_entries()
+ * here, instead of sort() with static_call_site_cmp()/_swap().
+ */
+static void static_call_sort_entries(struct static_call_site *start,
+				     struct static_call_site *stop)
+{
+	struct Abs {
+		unsigned long addr, key;	/* the key with its flag bits */
+	};
+	std::vector<Abs> v;
+
+	for (struct static_call_site *s = start; s < stop; s++)
+		v.push_back({(unsigned long)static_call_addr(s), __static_call_key(s)});
+	std::stable_sort(v.begin(), v.end(), [](const Abs &a, const Abs &b) {
+		return (a.key & ~STATIC_CALL_SITE_FLAGS) < (b.key & ~STATIC_CALL_SITE_FLAGS);
+	});
+	for (size_t i = 0; i < v.size(); i++) {
+		struct static_call_site *s = start + i;
+
+		s->addr = (long)v[i].addr - (long)&s->addr;
+		s->key = (long)v[i].key - (long)&s->key;
+	}
+}
+
+static inline bool static_call_key_has_mods(struct static_call_key *key)
+{
+	return !(key->type & 1);
+}
+
+static inline struct static_call_mod *static_call_key_next(struct static_call_key *key)
+{
+	if (!static_call_key_has_mods(key))
+		return NULL;
+
+	return key->mods;
+}
+
+static inline struct static_call_site *static_call_key_sites(struct static_call_key *key)
+{
+	if (static_call_key_has_mods(key))
+		return NULL;
+
+	return (struct static_call_site *)(key->type & ~1);
+}
+
+/* Port of __static_call_update(), kernel/static_call_inline.c, v6.16 */
+void __static_call_update(struct static_call_key *key, void *tramp, void *func)
+{
+	struct static_call_site *site, *stop;
+	struct static_call_mod *site_mod, first;
+
+	/* userspace: cpus_read_lock() has no hotplug to hold off */
+	static_call_lock();
+
+	if (key->func == func)
+		goto done;
+
+	key->func = func;
+
+	arch_static_call_transform(NULL, tramp, func, false);
+
+	/* Before static_call_init(): the trampoline is all there is to patch. */
+	if (!static_call_initialized) {
+		WARN_ON_ONCE(kshim::systemRunning());
+		goto done;
+	}
+
+	first = (struct static_call_mod){
+		.next = static_call_key_next(key),
+		.mod = NULL,
+		.sites = static_call_key_sites(key),
+	};
+
+	for (site_mod = &first; site_mod; site_mod = site_mod->next) {
+		bool init = false;
+		struct module *mod = site_mod->mod;
+
+		if (!site_mod->sites) {
+			/* the key's own module has no sites of it */
+			continue;
+		}
+
+		stop = __stop_static_call_sites;
+
+		if (mod) {
+			stop = mod->static_call_sites + mod->num_static_call_sites;
+			init = mod->state == MODULE_STATE_COMING;
+		}
+
+		for (site = site_mod->sites; site < stop && static_call_key(site) == key; site++) {
+			void *site_addr = static_call_addr(site);
+
+			if (!init && static_call_is_init(site))
+				continue;
+
+			/* userspace: kernel_text_address() holds for every recorded site */
+			arch_static_call_transform(site_addr, tramp, func, static_call_is_tail(site));
+		}
+	}
+
+done:
+	static_call_unlock();
+}
+
+/* Port of __static_call_init(), kernel/static_call_inline.c, v6.16 */
+static int __static_call_init(struct module *mod, struct static_call_site *start,
+			      struct static_call_site *stop)
+{
+	struct static_call_site *site;
+	struct static_call_key *key, *prev_key = NULL;
+	struct static_call_mod *site_mod;
+
+	if (start == stop)
+		return 0;
+
+	static_call_sort_entries(start, stop);
+
+	for (site = start; site < stop; site++) {
+		void *site_addr = static_call_addr(site);
+
+		/* userspace: no init text, so no site is marked STATIC_CALL_SITE_INIT */
+
+		key = static_call_key(site);
+		if (key != prev_key) {
+			prev_key = key;
+
+			/*
+			 * For vmlinux (!mod) avoid the allocation by storing
+			 * the sites pointer in the key itself. Also see
+			 * __static_call_update()'s @first.
+			 */
+			if (!mod) {
+				key->_sites = site;
+				key->type |= 1;
+				goto do_transform;
+			}
+
+			site_mod = new (std::nothrow) struct static_call_mod();
+			if (!site_mod)
+				return -ENOMEM;
+
+			/*
+			 * The key's own sites, if any, move to a mod of their
+			 * own (mod NULL) before the first module's.
+			 */
+			if (static_call_key_sites(key)) {
+				site_mod->mod = NULL;
+				site_mod->next = NULL;
+				site_mod->sites = static_call_key_sites(key);
+
+				key->mods = site_mod;
+
+				site_mod = new (std::nothrow) struct static_call_mod();
+				if (!site_mod)
+					return -ENOMEM;
+			}
+
+			site_mod->mod = mod;
+			site_mod->sites = site;
+			site_mod->next = static_call_key_next(key);
+			key->mods = site_mod;
+		}
+
+do_transform:
+		arch_static_call_transform(site_addr, NULL, key->func, static_call_is_tail(site));
+	}
+
+	return 0;
+}
+
+/* Port of addr_conflict(), kernel/static_call_inline.c */
+static int addr_conflict(struct static_call_site *site, void *start, void *end)
+{
+	unsigned long addr = (unsigned long)static_call_addr(site);
+
+	if (addr <= (unsigned long)end && addr + CALL_INSN_SIZE > (unsigned long)start)
+		return 1;
+
+	return 0;
+}
+
+/* Port of __static_call_text_reserved(), kernel/static_call_inline.c */
+static int __static_call_text_reserved(struct static_call_site *iter_start,
+				       struct static_call_site *iter_stop, void *start,
+				       void *end, bool init)
+{
+	for (struct static_call_site *iter = iter_start; iter < iter_stop; iter++) {
+		if (init || !static_call_is_init(iter)) {
+			if (addr_conflict(iter, start, end))
+				return 1;
+		}
+	}
+
+	return 0;
+}
+
+/* Port of __static_call_mod_text_reserved(), kernel/static_call_inline.c */
+static int __static_call_mod_text_reserved(void *start, void *end)
+{
+	struct module *mod;
+	int ret;
+
+	mod = __module_text_address((unsigned long)start);
+	WARN_ON_ONCE(__module_text_address((unsigned long)end) != mod);
+	if (!try_module_get(mod))
+		mod = NULL;
+	if (!mod)
+		return 0;
+
+	ret = __static_call_text_reserved(mod->static_call_sites,
+					  mod->static_call_sites + mod->num_static_call_sites,
+					  start, end, mod->state == MODULE_STATE_COMING);
+
+	module_put(mod);
+
+	return ret;
+}
+
+/*
+ * Port of static_call_add_module(), kernel/static_call_inline.c.
+ * userspace: pokelab exports keys (EXPORT_STATIC_CALL()), so every site's
+ * key is the key itself; no trampoline-only exports to look up in
+ * .static_call_tramp_key (tramp_key_lookup() is not ported).
+ */
+static int static_call_add_module(struct module *mod)
+{
+	struct static_call_site *start = mod->static_call_sites;
+	struct static_call_site *stop = start + mod->num_static_call_sites;
+
+	return __static_call_init(mod, start, stop);
+}
+
+/* Port of static_call_del_module(), kernel/static_call_inline.c */
+static void static_call_del_module(struct module *mod)
+{
+	struct static_call_site *start = mod->static_call_sites;
+	struct static_call_site *stop = start + mod->num_static_call_sites;
+	struct static_call_key *key, *prev_key = NULL;
+	struct static_call_mod *site_mod, **prev;
+
+	for (struct static_call_site *site = start; site < stop; site++) {
+		key = static_call_key(site);
+
+		/* the key's module: its sites point into the module, nothing to unlink */
+		if (within_module((unsigned long)key, mod))
+			continue;
+
+		if (key == prev_key)
+			continue;
+
+		prev_key = key;
+
+		for (prev = &key->mods, site_mod = key->mods;
+		     site_mod && site_mod->mod != mod;
+		     prev = &site_mod->next, site_mod = site_mod->next)
+			;
+
+		if (!site_mod)
+			continue;
+
+		*prev = site_mod->next;
+		delete site_mod;
+	}
+}
+
+/* Port of static_call_module_notify(), kernel/static_call_inline.c */
+static int static_call_module_notify(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct module *mod = (struct module *)data;
+	int ret = 0;
+
+	(void)nb;
+	static_call_lock();
+
+	switch (val) {
+	case MODULE_STATE_COMING:
+		ret = static_call_add_module(mod);
+		if (ret) {
+			WARN_ON(ret);	/* out of memory: the module's static calls stay trampolined */
+			static_call_del_module(mod);
+		}
+		break;
+	case MODULE_STATE_GOING:
+		static_call_del_module(mod);
+		break;
+	}
+
+	static_call_unlock();
+
+	/* notifier_from_errno() */
+	return ret ? NOTIFY_STOP_MASK | (NOTIFY_OK - ret) : NOTIFY_OK;
+}
+
+static struct notifier_block static_call_module_nb = {
+	static_call_module_notify, nullptr, STATIC_CALL_MODULE_NOTIFY_PRIORITY,
+};
+
+/* Port of static_call_text_reserved(), kernel/static_call_inline.c */
+int static_call_text_reserved(void *start, void *end)
+{
+	bool init = !kshim::systemRunning();
+	int ret = __static_call_text_reserved(__start_static_call_sites, __stop_static_call_sites,
+					      start, end, init);
+
+	if (ret)
+		return ret;
+
+	return __static_call_mod_text_reserved(start, end);
+}
+
+/*
+ * Port of static_call_init(), kernel/static_call_inline.c (an
+ * early_initcall). userspace: boot may run many times in one process, so
+ * the program's sites are linked once and rewritten at every boot to what
+ * their keys hold.
+ */
+int static_call_init(void)
+{
+	static bool notifier;
+
+	if (static_call_initialized) {
+		static_call_lock();
+		for (struct static_call_site *s = __start_static_call_sites;
+		     s && s < __stop_static_call_sites; s++)
+			arch_static_call_transform(static_call_addr(s), NULL, static_call_key(s)->func,
+						   static_call_is_tail(s));
+		static_call_unlock();
+		return 0;
+	}
+
+	/* userspace: cpus_read_lock() has no hotplug to hold off */
+	static_call_lock();
+	__static_call_init(NULL, __start_static_call_sites, __stop_static_call_sites);
+	static_call_unlock();
+
+	if (!notifier) {
+		BUG_ON(register_module_notifier(&static_call_module_nb));
+		notifier = true;
+	}
+
+	static_call_initialized = 1;
+	return 0;
+}
+
+namespace {
+
+int staticCallInitHook(std::string &)
+{
+	return static_call_init();
+}
+
+kshim::BootHookRegistrar staticCallHook({"static_call_init", kshim::BootStage::Late,
+					  staticCallInitHook});
+
+} /* namespace */
