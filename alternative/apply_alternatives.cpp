@@ -881,6 +881,9 @@ int alternativeInstructions(std::string &err)
 	/* first in alternative_instructions(), as upstream */
 	int3_selftest();
 
+	/* apply_retpolines(), apply_returns(): before the alternatives, as upstream */
+	pokelab::applyThunkSites();
+
 	if (!pristine)
 		pristine = new pokelab::AltTextSnapshot(__start_altinstructions,
 							__stop_altinstructions);

@@ -83,6 +83,15 @@ void get_cpu_cap(struct cpuinfo_x86 *c)
 	set_cap(c, X86_FEATURE_ALWAYS);
 
 	/*
+	 * userspace: the synthetic mitigation bits bugs.c would set, as for a
+	 * CPU that needs retpolines and the return thunk (spectre_v2=retpoline,
+	 * retbleed=unret); spectre_v2=, retbleed= and clearcpuid= change them
+	 * (apply_returns.cpp).
+	 */
+	set_cap(c, X86_FEATURE_RETPOLINE);
+	set_cap(c, X86_FEATURE_RETHUNK);
+
+	/*
 	 * userspace: the register state must be enabled by the OS (XCR0) for
 	 * AVX and AVX-512 to be usable; the kernel clears them in its xstate
 	 * setup when it does not enable that state.
@@ -227,6 +236,10 @@ const FeatureName featureNames[] = {
 	{X86_FEATURE_RDPID, "rdpid"},
 	{X86_FEATURE_FSRM, "fsrm"},
 	{X86_FEATURE_SERIALIZE, "serialize"},
+	/* userspace: the kernel names no synthetic mitigation bit; these take clearcpuid= */
+	{X86_FEATURE_RETPOLINE, "retpoline"},
+	{X86_FEATURE_RETPOLINE_LFENCE, "retpoline_lfence"},
+	{X86_FEATURE_RETHUNK, "rethunk"},
 };
 
 /* clearcpuid=: parsed at every boot, applied to a fresh copy of the hardware bits */

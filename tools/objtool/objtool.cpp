@@ -4,6 +4,7 @@
  * build over a relocatable object (docs/static_calls.md).
  *
  *	pokelab-objtool static-call-sites IN.o OUT.cpp
+ *	pokelab-objtool thunk-sites IN.o OUT.cpp
  *
  * finds every call and tail call of a static-call trampoline in IN.o: a
  * PC32/PLT32 relocation against __SCT__<name> whose 4 bytes are the
@@ -19,7 +20,9 @@
  * The entries name each site as its function's symbol plus an offset, so a
  * site must be in a function with a global symbol (extern "C", or any
  * non-static C++ function); a site in a local one is an error, as is one
- * that does not begin an instruction. Exit 0, or 1 with one line naming
+ * that does not begin an instruction. thunk-sites does the same for
+ * objtool's .retpoline_sites and .return_sites (thunkSites() below).
+ * Exit 0, or 1 with one line naming
  * the object, the function and the offset; 2 for bad arguments.
  */
 #include <cerrno>
@@ -96,8 +99,9 @@ const Elf64_Sym *functionAt(const Obj &o, unsigned int sec, unsigned long off)
 	return nullptr;
 }
 
-/* Does an instruction of @fn begin at @at, a 5-byte CALL or JMP rel32? */
-bool beginsCallOrJmp(const Obj &o, unsigned int sec, const Elf64_Sym &fn, unsigned long at)
+/* Does an instruction of @fn begin at @at, a CALL, JMP or Jcc with a rel32 (@len bytes)? */
+bool beginsBranch(const Obj &o, unsigned int sec, const Elf64_Sym &fn, unsigned long at,
+		  unsigned int len)
 {
 	static ZydisDecoder dec;
 	static bool init;
@@ -122,10 +126,13 @@ bool beginsCallOrJmp(const Obj &o, unsigned int sec, const Elf64_Sym &fn, unsign
 
 	ZydisDecodedInstruction insn;
 
-	return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, nullptr, text + at, 5, &insn)) &&
-	       insn.length == 5 &&
-	       (insn.mnemonic == ZYDIS_MNEMONIC_CALL || insn.mnemonic == ZYDIS_MNEMONIC_JMP);
+	return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, nullptr, text + at, len, &insn)) &&
+	       insn.length == len &&
+	       (insn.mnemonic == ZYDIS_MNEMONIC_CALL || insn.mnemonic == ZYDIS_MNEMONIC_JMP ||
+		insn.meta.category == ZYDIS_CATEGORY_COND_BR);
 }
+
+int writeOut(const char *out, const std::string &text);
 
 int staticCallSites(const char *in, const char *out)
 {
@@ -169,7 +176,7 @@ int staticCallSites(const char *in, const char *out)
 			if (ELF64_ST_BIND(fn->st_info) == STB_LOCAL)
 				return fail(std::string(in) + ": call of " + name + " in local "
 					    "function " + fname + ": give it a global symbol");
-			if (!beginsCallOrJmp(o, sec, *fn, at))
+			if (!beginsBranch(o, sec, *fn, at, 5))
 				return fail(std::string(in) + ": call of " + name + " at " + where +
 					    " (" + fname + ") does not begin an instruction");
 			char line[512];
@@ -190,7 +197,12 @@ int staticCallSites(const char *in, const char *out)
 	if (n)
 		text += "asm(\".pushsection static_call_sites, \\\"aw\\\"\\n\"\n"
 			"    \".balign 4\\n\"\n" + body + "    \".popsection\\n\");\n";
-	/* write a fresh file, then rename: never a half-written output */
+	return writeOut(out, text);
+}
+
+/* Write @text to @out through a fresh file and a rename: never half-written. */
+int writeOut(const char *out, const std::string &text)
+{
 	std::string tmp = std::string(out) + ".tmp";
 	FILE *f = fopen(tmp.c_str(), "w");
 
@@ -203,13 +215,91 @@ int staticCallSites(const char *in, const char *out)
 	return 0;
 }
 
+/*
+ * thunk-sites: objtool's .retpoline_sites and .return_sites for an object
+ * built with -mindirect-branch=thunk-extern -mfunction-return=thunk-extern:
+ * each CALL, JMP or Jcc.d32 of __x86_indirect_thunk_REG, and each JMP of
+ * __x86_return_thunk, as an s32 offset to the instruction.
+ */
+int thunkSites(const char *in, const char *out)
+{
+	Obj o;
+	std::string err, ret, rp;
+	unsigned int nret = 0, nrp = 0;
+
+	if (!load(in, &o, &err))
+		return fail(err);
+	for (unsigned int r = 1; r < o.eh->e_shnum; r++) {
+		const Elf64_Shdr &rs = o.sh[r];
+		unsigned int sec = rs.sh_info;
+
+		if (rs.sh_type != SHT_RELA || sec >= o.eh->e_shnum ||
+		    !(o.sh[sec].sh_flags & SHF_EXECINSTR))
+			continue;
+		const Elf64_Rela *rel = (const Elf64_Rela *)(o.img.data() + rs.sh_offset);
+
+		for (size_t i = 0; i < rs.sh_size / sizeof(Elf64_Rela); i++) {
+			unsigned int type = ELF64_R_TYPE(rel[i].r_info);
+			const char *name = o.str + o.sym[ELF64_R_SYM(rel[i].r_info)].st_name;
+			bool isRet = !strcmp(name, "__x86_return_thunk");
+			bool isRp = !strncmp(name, "__x86_indirect_thunk_", 21);
+
+			if ((type != R_X86_64_PLT32 && type != R_X86_64_PC32) || (!isRet && !isRp) ||
+			    rel[i].r_offset < 2)
+				continue;
+			const unsigned char *b = o.img.data() + o.sh[sec].sh_offset;
+			unsigned long off = rel[i].r_offset;
+			/* E8/E9 rel32, or 0F 8x rel32 (Jcc.d32) */
+			bool jcc = b[off - 2] == 0x0f && (b[off - 1] & 0xf0) == 0x80;
+			unsigned long at = jcc ? off - 2 : off - 1;
+			unsigned int len = jcc ? 6 : 5;
+
+			if (!jcc && b[at] != 0xe8 && b[at] != 0xe9)
+				continue;
+			if (isRet && (jcc || b[at] != 0xe9))
+				continue;	/* only JMP __x86_return_thunk is a return */
+			const Elf64_Sym *fn = functionAt(o, sec, at);
+
+			if (!fn || ELF64_ST_BIND(fn->st_info) == STB_LOCAL)
+				return fail(std::string(in) + ": " + name + " site in " +
+					    (fn ? std::string("local function ") + (o.str + fn->st_name)
+						: std::string("no function")) +
+					    ": give it a global symbol");
+			if (!beginsBranch(o, sec, *fn, at, len))
+				return fail(std::string(in) + ": " + name + " site in " +
+					    (o.str + fn->st_name) + " does not begin an instruction");
+			char line[256];
+
+			snprintf(line, sizeof(line), "    \".long %s + %#lx - .\\n\"\n",
+				 o.str + fn->st_name, at - fn->st_value);
+			(isRet ? ret : rp) += line;
+			(isRet ? nret : nrp)++;
+		}
+	}
+
+	std::string text = std::string("// SPDX-License-Identifier: GPL-2.0-only\n"
+					"// Generated by pokelab-objtool thunk-sites from ") +
+			   in + ": " + std::to_string(nrp) + " retpoline site(s), " +
+			   std::to_string(nret) + " return site(s).\n";
+
+	if (nrp)
+		text += "asm(\".pushsection retpoline_sites, \\\"a\\\"\\n\"\n"
+			"    \".balign 4\\n\"\n" + rp + "    \".popsection\\n\");\n";
+	if (nret)
+		text += "asm(\".pushsection return_sites, \\\"a\\\"\\n\"\n"
+			"    \".balign 4\\n\"\n" + ret + "    \".popsection\\n\");\n";
+	return writeOut(out, text);
+}
+
 } /* namespace */
 
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "static-call-sites"))
 		return staticCallSites(argv[2], argv[3]);
-	fprintf(stderr, "pokelab-objtool: expected: pokelab-objtool static-call-sites IN.o "
-			"OUT.cpp\n");
+	if (argc == 4 && !strcmp(argv[1], "thunk-sites"))
+		return thunkSites(argv[2], argv[3]);
+	fprintf(stderr, "pokelab-objtool: expected: pokelab-objtool static-call-sites|thunk-sites "
+			"IN.o OUT.cpp\n");
 	return 2;
 }

@@ -132,6 +132,14 @@ extern "C" struct alt_instr __stop_altinstructions[];
 void apply_alternatives(struct alt_instr *start, struct alt_instr *end);
 
 /*
+ * Ports of apply_retpolines() and apply_returns(), arch/x86/kernel/alternative.c:
+ * rewrite each site of an objtool table (s32 offsets) as the boot's
+ * X86_FEATURE_RETPOLINE(_LFENCE) / _RETHUNK ask. Boot, CPU 0 (text_poke_early()).
+ */
+void apply_retpolines(s32 *start, s32 *end);
+void apply_returns(s32 *start, s32 *end);
+
+/*
  * Port of optimize_nops(), arch/x86/kernel/alternative.c, v6.16: rewrite
  * every run of NOPs in @buf[0..@len) (a copy of the site at @instr) as one
  * NOP, or a JMP over padding longer than ASM_NOP_MAX. Works on the buffer

@@ -10,6 +10,8 @@
  *	word  0	CPUID 0x00000001 EDX
  *	word  1	CPUID 0x80000001 EDX
  *	word  3	Linux-defined (synthetic: ALWAYS)
+ *	word  7	Linux-defined (synthetic: the Spectre v2 mitigations)
+ *	word 11	Linux-defined (synthetic: the return thunk)
  *	word  4	CPUID 0x00000001 ECX
  *	word  6	CPUID 0x80000001 ECX
  *	word  9	CPUID 0x00000007:0 EBX
@@ -43,6 +45,15 @@
 
 /* word 3: synthetic */
 #define X86_FEATURE_ALWAYS		( 3*32+21)	/* always present */
+
+/*
+ * word 7 and 11: synthetic, set by the mitigation selection (bugs.c's
+ * role; pokelab: spectre_v2= and retbleed=, see apply_returns.cpp), read
+ * by apply_retpolines() and apply_returns().
+ */
+#define X86_FEATURE_RETPOLINE		( 7*32+12)	/* generic retpoline (Spectre v2) */
+#define X86_FEATURE_RETPOLINE_LFENCE	( 7*32+13)	/* LFENCE; indirect branch */
+#define X86_FEATURE_RETHUNK		(11*32+14)	/* returns through the return thunk */
 
 /* word 4 */
 #define X86_FEATURE_XMM3		( 4*32+ 0)	/* "pni" (SSE3) */

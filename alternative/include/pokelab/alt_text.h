@@ -70,4 +70,11 @@ struct AltSiteView {
 };
 std::vector<AltSiteView> altOwnSites();
 
+/*
+ * alternative_instructions()'s retpoline and return passes over the
+ * program's retpoline_sites and return_sites (apply_returns.cpp), each
+ * boot from the compiler's bytes. Boot, CPU 0.
+ */
+void applyThunkSites();
+
 } /* namespace pokelab */

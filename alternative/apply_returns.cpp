@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Retpolines and the return thunk: the thunks (arch/x86/lib/retpoline.S's
+ * role), the mitigation bits that choose what they become (bugs.c's role:
+ * spectre_v2=, retbleed=), and the boot passes apply_retpolines() and
+ * apply_returns() over the sites pokelab-objtool recorded
+ * (retpoline_sites, return_sites; docs/static_calls.md, "Return thunks").
+ *
+ * Port of patch_retpoline(), apply_retpolines(), patch_return(),
+ * apply_returns() and emit_indirect(), arch/x86/kernel/alternative.c,
+ * v6.16, without ITS thunks, call-depth tracking, FineIBT or static-call
+ * fixups (none exist here). The sites are those of the objects the build
+ * compiles with -mindirect-branch=thunk-extern -mfunction-return=thunk-extern
+ * and runs the pass over (tests/alternative/thunk_sites.cpp); pokelab
+ * itself is not built that way.
+ *
+ * userspace:
+ *  - boot runs many times in one process: the sites' compiler bytes are
+ *    saved at the first boot and put back before each later one applies
+ *    the passes again, under that boot's spectre_v2= / retbleed= /
+ *    clearcpuid=, as apply_alternatives.cpp does for its sites;
+ *  - the mitigation bits: X86_FEATURE_RETPOLINE and _RETHUNK are on unless
+ *    spectre_v2=off / retbleed=off or clearcpuid= takes them away
+ *    (cpufeature.cpp), as for a CPU that needs both; there is no
+ *    vulnerability detection to choose them.
+ */
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <asm/alternative.h>
+#include <asm/cpufeature.h>
+#include <asm/insn.h>
+#include <asm/text-patching.h>
+#include <kernel_shim/boot.h>
+#include <linux/bug.h>
+#include <linux/cpumask.h>
+#include <pokelab/alt_text.h>
+
+/*
+ * The retpoline thunks, one per register in register-number order, each on
+ * its own 32 bytes (RETPOLINE_THUNK_SIZE), so that a call's target gives
+ * the register as (target - __x86_indirect_thunk_array) / 32; and the
+ * return thunk. Speculation is caught in the PAUSE/LFENCE loop; the real
+ * path returns to the target the thunk wrote over its own return address.
+ */
+#define POKELAB_THUNK(reg)						\
+	".balign 32\n"							\
+	".globl __x86_indirect_thunk_" #reg "\n"			\
+	".type __x86_indirect_thunk_" #reg ", @function\n"		\
+	"__x86_indirect_thunk_" #reg ":\n\t"				\
+	"call 1f\n"							\
+	"2:\tpause\n\t"							\
+	"lfence\n\t"							\
+	"jmp 2b\n"							\
+	"1:\tmov %" #reg ", (%rsp)\n\t"					\
+	"ret\n\t"							\
+	"int3\n"							\
+	".size __x86_indirect_thunk_" #reg ", . - __x86_indirect_thunk_" #reg "\n"
+
+asm(".pushsection .text, \"ax\", @progbits\n"
+    ".balign 32\n"
+    ".globl __x86_indirect_thunk_array\n"
+    "__x86_indirect_thunk_array:\n"
+    POKELAB_THUNK(rax) POKELAB_THUNK(rcx) POKELAB_THUNK(rdx) POKELAB_THUNK(rbx)
+    POKELAB_THUNK(rsp) POKELAB_THUNK(rbp) POKELAB_THUNK(rsi) POKELAB_THUNK(rdi)
+    POKELAB_THUNK(r8) POKELAB_THUNK(r9) POKELAB_THUNK(r10) POKELAB_THUNK(r11)
+    POKELAB_THUNK(r12) POKELAB_THUNK(r13) POKELAB_THUNK(r14) POKELAB_THUNK(r15)
+    ".balign 32\n"
+    ".globl __x86_return_thunk\n"
+    ".type __x86_return_thunk, @function\n"
+    "__x86_return_thunk:\n\t"
+    "ret\n\t"
+    "int3\n"
+    ".size __x86_return_thunk, . - __x86_return_thunk\n"
+    ".popsection\n");
+
+extern "C" const u8 __x86_indirect_thunk_array[];
+extern "C" void __x86_return_thunk(void);
+
+/* arch/x86/kernel/cpu/bugs.c: the return thunk in use (srso's and others' go here) */
+void (*x86_return_thunk)(void) = __x86_return_thunk;
+
+/* The sites pokelab-objtool recorded: s32 offsets to each site, as objtool's tables. */
+extern "C" s32 __start_retpoline_sites[] __attribute__((weak));
+extern "C" s32 __stop_retpoline_sites[] __attribute__((weak));
+extern "C" s32 __start_return_sites[] __attribute__((weak));
+extern "C" s32 __stop_return_sites[] __attribute__((weak));
+
+#define RETPOLINE_THUNK_SIZE	32
+#define BYTES_NOP1		0x90
+
+/*
+ * Port of emit_indirect(), arch/x86/kernel/alternative.c: CALL or JMP
+ * *%reg at @bytes; its length. userspace: the form before the ITS rework,
+ * which pads with NOPs after it rather than CS prefixes before.
+ */
+static int emit_indirect(int op, int reg, u8 *bytes)
+{
+	int i = 0;
+	u8 modrm;
+
+	switch (op) {
+	case CALL_INSN_OPCODE:
+		modrm = 0x10;	/* Reg = 2; CALL r/m */
+		break;
+
+	case JMP32_INSN_OPCODE:
+		modrm = 0x20;	/* Reg = 4; JMP r/m */
+		break;
+
+	default:
+		WARN_ON_ONCE(1);
+		return -1;
+	}
+
+	if (reg >= 8) {
+		bytes[i++] = 0x41;	/* REX.B prefix */
+		reg -= 8;
+	}
+
+	modrm |= 0xc0;	/* Mod = 3 */
+	modrm += reg;
+
+	bytes[i++] = 0xff;	/* opcode */
+	bytes[i++] = modrm;
+
+	return i;
+}
+
+/* is_jcc32(): asm/insn.h */
+
+/*
+ * Port of patch_retpoline(), arch/x86/kernel/alternative.c, v6.16: a call,
+ * jump or Jcc to __x86_indirect_thunk_REG becomes the indirect branch itself
+ * (LFENCE first under RETPOLINE_LFENCE), or stays (-1) under plain
+ * RETPOLINE. userspace: no call-depth tracking or ITS thunks to emit.
+ */
+static int patch_retpoline(void *addr, struct insn *insn, u8 *bytes)
+{
+	const u8 *target;
+	int reg, ret, i = 0;
+	u8 op, cc;
+
+	target = (const u8 *)addr + insn->length + insn->immediate.value;
+	reg = (target - __x86_indirect_thunk_array) / RETPOLINE_THUNK_SIZE;
+
+	if (WARN_ON_ONCE(reg & ~0xf))
+		return -1;
+
+	/* CALL/JMP *%rsp: nobody does that */
+	BUG_ON(reg == 4);
+
+	if (boot_cpu_has(X86_FEATURE_RETPOLINE) &&
+	    !boot_cpu_has(X86_FEATURE_RETPOLINE_LFENCE))
+		return -1;
+
+	op = insn->opcode.bytes[0];
+
+	/*
+	 * Jcc.d32 to the thunk: the inverted Jcc.d8 over the indirect JMP,
+	 *
+	 *	Jncc.d8 1f; [ LFENCE ]; JMP *%reg; [ NOP ]; 1:
+	 */
+	if (is_jcc32(insn)) {
+		cc = insn->opcode.bytes[1] & 0xf;
+		cc ^= 1;	/* invert the condition */
+
+		bytes[i++] = 0x70 + cc;		/* Jcc.d8 */
+		bytes[i++] = insn->length - 2;	/* sizeof(Jcc.d8) == 2 */
+
+		/* then as for JMP.d32 __x86_indirect_thunk_REG */
+		op = JMP32_INSN_OPCODE;
+	}
+
+	/* RETPOLINE_LFENCE: an LFENCE before the indirect CALL/JMP */
+	if (boot_cpu_has(X86_FEATURE_RETPOLINE_LFENCE)) {
+		bytes[i++] = 0x0f;
+		bytes[i++] = 0xae;
+		bytes[i++] = 0xe8;	/* LFENCE */
+	}
+
+	ret = emit_indirect(op, reg, bytes + i);
+	if (ret < 0)
+		return ret;
+	i += ret;
+
+	/* an INT3 after an unconditional indirect JMP (straight-line speculation) */
+	if (op == JMP32_INSN_OPCODE && i < insn->length)
+		bytes[i++] = INT3_INSN_OPCODE;
+
+	for (; i < insn->length;)
+		bytes[i++] = BYTES_NOP1;
+
+	return i;
+}
+
+/* Port of apply_retpolines(), arch/x86/kernel/alternative.c, v6.16 */
+__noinline void apply_retpolines(s32 *start, s32 *end)
+{
+	for (s32 *s = start; s < end; s++) {
+		void *addr = (u8 *)s + *s;
+		struct insn insn;
+		int len, ret;
+		u8 bytes[16];
+		u8 op1, op2;
+
+		ret = insn_decode_kernel(&insn, addr);
+		if (WARN_ON_ONCE(ret < 0))
+			continue;
+
+		op1 = insn.opcode.bytes[0];
+		op2 = insn.opcode.bytes[1];
+
+		switch (op1) {
+		case CALL_INSN_OPCODE:
+		case JMP32_INSN_OPCODE:
+			break;
+
+		case 0x0f:	/* escape */
+			if (op2 >= 0x80 && op2 <= 0x8f)
+				break;
+			[[fallthrough]];
+		default:
+			/* userspace: no FineIBT, so a Jcc.d8 site is as wrong as any other */
+			WARN_ON_ONCE(1);
+			continue;
+		}
+
+		len = patch_retpoline(addr, &insn, bytes);
+		if (len == insn.length) {
+			optimize_nops((u8 *)addr, bytes, len);
+			text_poke_early(addr, bytes, len);
+		}
+	}
+}
+
+/* Port of cpu_wants_rethunk() / cpu_wants_rethunk_at(): no ITS, so the feature alone */
+static bool cpu_wants_rethunk(void)
+{
+	return boot_cpu_has(X86_FEATURE_RETHUNK);
+}
+
+/*
+ * Port of patch_return(), arch/x86/kernel/alternative.c, v6.16: a
+ * "JMP __x86_return_thunk" stays (or goes to the thunk in use) while the
+ * return thunk is wanted, else becomes "RET; INT3...".
+ */
+static int patch_return(void *addr, struct insn *insn, u8 *bytes)
+{
+	int i = 0;
+
+	if (cpu_wants_rethunk()) {
+		if (x86_return_thunk == __x86_return_thunk)
+			return -1;
+
+		i = JMP32_INSN_SIZE;
+		__text_gen_insn(bytes, JMP32_INSN_OPCODE, addr, (void *)x86_return_thunk, i);
+	} else {
+		bytes[i++] = RET_INSN_OPCODE;
+	}
+
+	for (; i < insn->length;)
+		bytes[i++] = INT3_INSN_OPCODE;
+	return i;
+}
+
+/*
+ * Port of apply_returns(), arch/x86/kernel/alternative.c, v6.16.
+ * userspace: no __static_call_fixup() (no return-thunk static calls) and no
+ * static_call_force_reinit() to ask for.
+ */
+__noinline void apply_returns(s32 *start, s32 *end)
+{
+	for (s32 *s = start; s < end; s++) {
+		void *dest = NULL, *addr = (u8 *)s + *s;
+		struct insn insn;
+		int len, ret;
+		u8 bytes[16];
+		u8 op;
+
+		ret = insn_decode_kernel(&insn, addr);
+		if (WARN_ON_ONCE(ret < 0))
+			continue;
+
+		op = insn.opcode.bytes[0];
+		if (op == JMP32_INSN_OPCODE)
+			dest = (u8 *)addr + insn.length + insn.immediate.value;
+
+		/* a site that is no JMP to the return thunk: objtool's table is wrong */
+		if (WARN_ON_ONCE(dest != (void *)&__x86_return_thunk))
+			continue;
+
+		len = patch_return(addr, &insn, bytes);
+		if (len == insn.length)
+			text_poke_early(addr, bytes, len);
+	}
+}
+
+namespace {
+
+/* userspace: the sites' compiler bytes, saved at the first boot (see the file comment) */
+struct SavedSite {
+	u8 *addr;
+	u8 bytes[6];
+};
+std::vector<SavedSite> *saved;
+
+void saveOrRestore()
+{
+	if (!saved) {
+		saved = new std::vector<SavedSite>;
+		s32 *tables[2][2] = {{__start_retpoline_sites, __stop_retpoline_sites},
+				     {__start_return_sites, __stop_return_sites}};
+
+		for (auto &t : tables) {
+			s32 *start = t[0], *end = t[1];
+
+			for (s32 *s = start; s && s < end; s++) {
+				SavedSite site{(u8 *)s + *s, {}};
+
+				memcpy(site.bytes, site.addr, sizeof(site.bytes));
+				saved->push_back(site);
+			}
+		}
+		return;
+	}
+	for (const SavedSite &site : *saved)
+		if (memcmp(site.addr, site.bytes, sizeof(site.bytes)))
+			text_poke_early(site.addr, site.bytes, sizeof(site.bytes));
+}
+
+} /* namespace */
+
+namespace pokelab {
+
+void applyThunkSites()
+{
+	saveOrRestore();
+	apply_retpolines(__start_retpoline_sites, __stop_retpoline_sites);
+	apply_returns(__start_return_sites, __stop_return_sites);
+}
+
+} /* namespace pokelab */
+
+namespace {
+
+/* spectre_v2=: bugs.c's choice, of the forms pokelab knows */
+int setSpectreV2(const char *val, std::string &err)
+{
+	std::string v = val ? val : "";
+
+	if (v == "off") {
+		setup_clear_cpu_cap(X86_FEATURE_RETPOLINE);
+		setup_clear_cpu_cap(X86_FEATURE_RETPOLINE_LFENCE);
+	} else if (v == "retpoline,lfence") {
+		boot_cpu_data.x86_capability[X86_FEATURE_RETPOLINE_LFENCE >> 5] |=
+			1u << (X86_FEATURE_RETPOLINE_LFENCE & 31);
+	} else if (v != "retpoline" && v != "retpoline,generic") {
+		err = "spectre_v2=" + v + ": expected spectre_v2=off, retpoline, retpoline,generic "
+		      "or retpoline,lfence";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int setRetbleed(const char *val, std::string &err)
+{
+	std::string v = val ? val : "";
+
+	if (v == "off") {
+		setup_clear_cpu_cap(X86_FEATURE_RETHUNK);
+	} else if (v != "unret") {
+		err = "retbleed=" + v + ": expected retbleed=off or unret";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+kshim::BootParamRegistrar spectreV2Param({
+	"spectre_v2", setSpectreV2, [] {},
+	"spectre_v2=off|retpoline|retpoline,generic|retpoline,lfence: what indirect-thunk "
+	"sites become (default retpoline: they stay calls of the thunk)",
+});
+
+kshim::BootParamRegistrar retbleedParam({
+	"retbleed", setRetbleed, [] {},
+	"retbleed=off|unret: whether return-thunk sites stay JMPs to the thunk (default unret)",
+});
+
+} /* namespace */

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * apply_retpolines() and apply_returns() (alternative/apply_returns.cpp) on
+ * thunk_sites.cpp's recorded sites, one boot per mitigation choice: with
+ * the defaults (retpoline, return thunk) the sites stay calls and jumps of
+ * the thunks; spectre_v2=off makes each an indirect CALL/JMP *%reg,
+ * spectre_v2=retpoline,lfence an LFENCE and the branch, retbleed=off (or
+ * clearcpuid=rethunk) each return a RET and INT3s; the next boot starts from
+ * the compiler's bytes again. The functions compute the same throughout.
+ */
+/* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include <linux/types.h>
+
+#include "booted.h"
+#include "branch_target.h"
+
+extern "C" int pokelab_thunk_call(int (*f)(int), int x);
+extern "C" int pokelab_thunk_tail(int (*f)(int), int x);
+extern "C" int pokelab_thunk_leaf(int x);
+extern "C" const u8 __x86_indirect_thunk_array[];
+extern "C" void __x86_return_thunk(void);
+extern "C" s32 __start_retpoline_sites[], __stop_retpoline_sites[];
+extern "C" s32 __start_return_sites[], __stop_return_sites[];
+
+namespace {
+
+int twice(int x)
+{
+	return 2 * x;
+}
+
+const u8 *siteOf(s32 *s)
+{
+	return (const u8 *)s + *s;
+}
+
+/* CALL (2) or JMP (4) *%reg at @p, after @skip bytes: the REX.B and modrm forms */
+bool indirectAt(const u8 *p, int reg)
+{
+	if (p[0] == 0x41)
+		p++;
+	return p[0] == 0xff && (p[1] & 0xf8) == (0xc0 | (reg << 3));
+}
+
+void checkFunctions()
+{
+	EXPECT_EQ(pokelab_thunk_call(twice, 5), 11);
+	EXPECT_EQ(pokelab_thunk_tail(twice, 5), 10);
+	EXPECT_EQ(pokelab_thunk_leaf(5), 15);
+}
+
+class ThunkSites : public pokelab::test::Booted
+{
+};
+
+TEST_F(ThunkSites, TheObjectHasBothKinds)
+{
+	/* pokelab_thunk_call: a CALL; _tail: a JMP; three functions, three returns at least */
+	EXPECT_GE(__stop_retpoline_sites - __start_retpoline_sites, 2);
+	EXPECT_GE(__stop_return_sites - __start_return_sites, 2);
+}
+
+TEST_F(ThunkSites, DefaultsKeepTheThunks)
+{
+	for (s32 *s = __start_retpoline_sites; s < __stop_retpoline_sites; s++) {
+		const u8 *p = siteOf(s);
+		unsigned long t = pokelab::test::branchTarget(p, p[0]);
+
+		EXPECT_TRUE(p[0] == 0xe8 || p[0] == 0xe9);
+		EXPECT_EQ((t - (unsigned long)__x86_indirect_thunk_array) % 32, 0u);
+	}
+	for (s32 *s = __start_return_sites; s < __stop_return_sites; s++)
+		EXPECT_EQ(pokelab::test::branchTarget(siteOf(s), 0xe9),
+			  (unsigned long)__x86_return_thunk);
+	checkFunctions();
+}
+
+class ThunkSitesOff : public ThunkSites
+{
+protected:
+	std::string extraParams() const override { return "spectre_v2=off retbleed=off"; }
+};
+
+TEST_F(ThunkSitesOff, IndirectBranchesAndPlainReturns)
+{
+	for (s32 *s = __start_retpoline_sites; s < __stop_retpoline_sites; s++) {
+		const u8 *p = siteOf(s);
+
+		EXPECT_TRUE(indirectAt(p, 2) || indirectAt(p, 4))
+			<< std::hex << (int)p[0] << " " << (int)p[1];
+	}
+	for (s32 *s = __start_return_sites; s < __stop_return_sites; s++) {
+		const u8 *p = siteOf(s);
+
+		EXPECT_EQ(memcmp(p, "\xc3\xcc\xcc\xcc\xcc", 5), 0);
+	}
+	checkFunctions();
+}
+
+class ThunkSitesLfence : public ThunkSites
+{
+protected:
+	std::string extraParams() const override { return "spectre_v2=retpoline,lfence"; }
+};
+
+TEST_F(ThunkSitesLfence, AnLfenceBeforeEachBranch)
+{
+	for (s32 *s = __start_retpoline_sites; s < __stop_retpoline_sites; s++) {
+		const u8 *p = siteOf(s);
+
+		EXPECT_EQ(memcmp(p, "\x0f\xae\xe8", 3), 0);
+		EXPECT_TRUE(indirectAt(p + 3, 2) || indirectAt(p + 3, 4));
+	}
+	/* the return thunk stays */
+	for (s32 *s = __start_return_sites; s < __stop_return_sites; s++)
+		EXPECT_EQ(siteOf(s)[0], 0xe9);
+	checkFunctions();
+}
+
+class ThunkSitesClearcpuid : public ThunkSites
+{
+protected:
+	std::string extraParams() const override { return "clearcpuid=rethunk"; }
+};
+
+TEST_F(ThunkSitesClearcpuid, ClearcpuidTakesTheReturnThunkAway)
+{
+	for (s32 *s = __start_return_sites; s < __stop_return_sites; s++)
+		EXPECT_EQ(siteOf(s)[0], 0xc3);
+	for (s32 *s = __start_retpoline_sites; s < __stop_retpoline_sites; s++)
+		EXPECT_TRUE(siteOf(s)[0] == 0xe8 || siteOf(s)[0] == 0xe9);
+	checkFunctions();
+}
+
+} /* namespace */
