@@ -235,6 +235,35 @@ pokelab::AltTextSnapshot ApplyAlternatives::replay(__start_altinstr_replay,
 
 } /* namespace */
 
+/* ALTERNATIVE_3(): one site, three entries, the last that applies wins (the boot's own table) */
+TEST_FN int t_alt3_last(void)
+{
+	int v;
+
+	asm volatile(ALTERNATIVE_3("movl $0, %0", "movl $1, %0", X86_FEATURE_ALWAYS,
+				   "movl $2, %0", ALT_NOT(X86_FEATURE_ALWAYS),
+				   "movl $3, %0", X86_FEATURE_ALWAYS)
+		     : "=r"(v));
+	return v;
+}
+
+TEST_FN int t_alt3_middle(void)
+{
+	int v;
+
+	asm volatile(ALTERNATIVE_3("movl $0, %0", "movl $1, %0", X86_FEATURE_ALWAYS,
+				   "movl $2, %0", X86_FEATURE_ALWAYS,
+				   "movl $3, %0", ALT_NOT(X86_FEATURE_ALWAYS))
+		     : "=r"(v));
+	return v;
+}
+
+TEST_F(ApplyAlternatives, Alternative3TakesTheLastThatApplies)
+{
+	EXPECT_EQ(t_alt3_last(), 3);
+	EXPECT_EQ(t_alt3_middle(), 2);
+}
+
 TEST(AltNops, TableBytes1To11Exact)
 {
 	static const std::vector<std::vector<u8>> want = {

@@ -100,6 +100,12 @@ static_assert(sizeof(struct alt_instr) == 14, "struct alt_instr must stay 14 byt
 	__ALTERNATIVE_SEC(sec, __ALTERNATIVE_SEC(sec, oldinstr, newinstr1, ft_flags1), \
 			  newinstr2, ft_flags2)
 
+#define __ALTERNATIVE_3_SEC(sec, oldinstr, newinstr1, ft_flags1, newinstr2, ft_flags2,	\
+			    newinstr3, ft_flags3)					\
+	__ALTERNATIVE_SEC(sec, __ALTERNATIVE_2_SEC(sec, oldinstr, newinstr1, ft_flags1,	\
+						   newinstr2, ft_flags2),		\
+			  newinstr3, ft_flags3)
+
 /* The program's own table, applied at boot. */
 #define ALT_SEC_DEFAULT		"altinstructions"
 
@@ -110,6 +116,12 @@ static_assert(sizeof(struct alt_instr) == 14, "struct alt_instr must stay 14 byt
 /* Two alternatives for one site; when both apply, the second (@newinstr2) wins. */
 #define ALTERNATIVE_2(oldinstr, newinstr1, ft_flags1, newinstr2, ft_flags2) \
 	__ALTERNATIVE_2_SEC(ALT_SEC_DEFAULT, oldinstr, newinstr1, ft_flags1, newinstr2, ft_flags2)
+
+/* Three alternatives for one site (include/asm/alternative.h): the last that applies wins. */
+#define ALTERNATIVE_3(oldinstr, newinstr1, ft_flags1, newinstr2, ft_flags2, newinstr3,	\
+		      ft_flags3)								\
+	__ALTERNATIVE_3_SEC(ALT_SEC_DEFAULT, oldinstr, newinstr1, ft_flags1, newinstr2,	\
+			    ft_flags2, newinstr3, ft_flags3)
 
 /* @newinstr_yes if feature @ft_flags is present, else @newinstr_no (after boot). */
 #define ALTERNATIVE_TERNARY(oldinstr, ft_flags, newinstr_yes, newinstr_no) \
