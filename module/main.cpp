@@ -195,7 +195,8 @@ int move_module(struct module *mod, load_info *info, std::string *err)
 			continue;
 		u8 *dest = (u8 *)mod->mem[t].base + info->sec_off[i];
 
-		if (s->sh_type != SHT_NOBITS)
+		/* an empty section may be all of its type: no page, nothing to copy */
+		if (s->sh_type != SHT_NOBITS && s->sh_size)
 			memcpy(dest, info->image.data() + s->sh_offset, s->sh_size);
 		/* update sh_addr to point to the copy in the module's memory */
 		s->sh_addr = (Elf64_Addr)dest;
