@@ -91,9 +91,9 @@ std::string recursionMachineNote(const kshim::MachineDesc &m, double atomicToU8P
 		"preempt_disable() one %fs increment, preempt_enable() a decrement and a branch "
 		"(the kernel: %gs; disassembly in docs/reproduction.md), and this_cpu_ptr() loads "
 		"%fs:this_cpu_off and adds it, as the kernel adds %gs:this_cpu_off. What is not: "
-		"x86's XADD and DEC address %gs:(ptr) directly, while here each first adds the "
-		"offset to the pointer, two instructions per pass that make the x86 guard "
-		"relatively dearer. Measured, x86 inc -> u8[4] {}.\n",
+		"x86's XADD and DEC address %gs:(ptr) directly, while here each first loads the "
+		"offset and adds it to the pointer, four instructions per pass that make the x86 "
+		"guard relatively dearer. Measured, x86 inc -> u8[4] {}.\n",
 		kshim::describeMachine(m), atomicToU8Pct,
 		atomicToU8Pct < 0 ? "is negative: the LOCK XADD costs less than the u8[4] "
 				    "guard's extra instructions here"
