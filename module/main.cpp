@@ -410,6 +410,9 @@ extern "C" __noinline int pokelab_module_call_b(int x)
 DEFINE_STATIC_CALL(pokelab_module_call, pokelab_module_call_a);
 EXPORT_STATIC_CALL(pokelab_module_call);
 
+DEFINE_STATIC_KEY_FALSE(pokelab_module_key);
+EXPORT_SYMBOL(pokelab_module_key);
+
 unsigned long find_kallsyms_symbol_value(struct module *mod, const char *name)
 {
 	for (unsigned int i = 0; i < mod->num_symtab; i++) {

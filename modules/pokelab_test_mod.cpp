@@ -31,6 +31,14 @@ extern "C" __noinline int pokelab_test_mod_site(void)
 	return 1;
 }
 
+/* A site of pokelab's own exported key: the module is linked to a key it does not own */
+extern "C" __noinline int pokelab_test_mod_core_site(void)
+{
+	if (static_branch_unlikely(&pokelab_module_key))
+		return 4;
+	return 3;
+}
+
 /* The same test in the module's noinstr text (MOD_NOINSTR_TEXT) */
 extern "C" noinstr int pokelab_test_mod_noinstr_site(void)
 {

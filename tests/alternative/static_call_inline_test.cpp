@@ -20,6 +20,7 @@
 #include <linux/static_call.h>
 
 #include "booted.h"
+#include "wait_for.h"
 #include "branch_target.h"
 
 extern "C" __noinline int pokelab_sc_inline_a(int x)
@@ -92,8 +93,8 @@ TEST_F(StaticCallInline, UpdateRewritesTheSitesWhileCpu1RunsThem)
 			kshim::schedTick();
 		}
 	});
-	while (runs.load() < 1000)
-		;
+	EXPECT_TRUE(pokelab::test::waitFor([&] { return !(runs.load() < 1000); },
+					"CPU 1's runs (runs)"));
 	static_call_update(pokelab_sc_inline, &pokelab_sc_inline_b);
 	EXPECT_EQ(pokelab::test::branchTarget(tail, 0xe9), (unsigned long)pokelab_sc_inline_b);
 	EXPECT_EQ(pokelab::test::branchTarget(call, 0xe8), (unsigned long)pokelab_sc_inline_b);
@@ -110,8 +111,8 @@ TEST_F(StaticCallInline, UpdateRewritesTheSitesWhileCpu1RunsThem)
 	EXPECT_EQ(pokelab::test::branchTarget(call, 0xe8), (unsigned long)pokelab_sc_inline_a);
 	unsigned long r0 = runs.load();
 
-	while (runs.load() < r0 + 1000)
-		;
+	EXPECT_TRUE(pokelab::test::waitFor([&] { return !(runs.load() < r0 + 1000); },
+					"CPU 1's runs (runs)"));
 	stop.store(true);
 	kshim::cpuWait(1);
 	EXPECT_EQ(bad.load(), 0u);

@@ -24,6 +24,7 @@
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/sched.h>
 #include <kernel_shim/xmc.h>
+#include <linux/bug.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
@@ -33,6 +34,7 @@
 #include <pokelab/text_poke_stats.h>
 
 #include "booted.h"
+#include "wait_for.h"
 #include "branch_target.h"
 
 namespace {
@@ -90,15 +92,15 @@ TEST_F(ModuleLoad, InlineStaticCallSitesFollowTheKey)
 		}
 		module_put(mod);
 	});
-	while (runs.load() < 1000)
-		;
+	EXPECT_TRUE(pokelab::test::waitFor([&] { return !(runs.load() < 1000); },
+					"CPU 1's runs (runs)"));
 	static_call_update(pokelab_module_call, &pokelab_module_call_b);
 	EXPECT_EQ(pokelab::test::branchTarget(tsite, 0xe9), (unsigned long)pokelab_module_call_b);
 	EXPECT_EQ(pokelab::test::branchTarget(csite, 0xe8), (unsigned long)pokelab_module_call_b);
 	unsigned long n0 = newer.load();
 
-	while (newer.load() < n0 + 1000)
-		;
+	EXPECT_TRUE(pokelab::test::waitFor([&] { return !(newer.load() < n0 + 1000); },
+					"CPU 1's runs (newer)"));
 	stop.store(true);
 	kshim::cpuWait(1);
 	EXPECT_EQ(bad.load(), 0u);
@@ -136,10 +138,14 @@ TEST_F(ModuleLoad, PatchedWhileRunningThenUnloaded)
 	EXPECT_TRUE(is_module_noinstr_text_address((unsigned long)nsite));
 	EXPECT_TRUE(within_module((unsigned long)key, mod));
 
-	/* the module's two jump-label sites, and the reserved-text check on each */
-	ASSERT_EQ(mod->num_jump_entries, 2u);
-	unsigned long code[2] = {jump_entry_code(&mod->jump_entries[0]),
-				 jump_entry_code(&mod->jump_entries[1])};
+	/* the two jump-label sites of the module's key, and the reserved-text check on each */
+	ASSERT_EQ(mod->num_jump_entries, 3u);	/* and one of pokelab_module_key */
+	std::vector<unsigned long> code;
+
+	for (unsigned int i = 0; i < mod->num_jump_entries; i++)
+		if (jump_entry_key(&mod->jump_entries[i]) == &key->key)
+			code.push_back(jump_entry_code(&mod->jump_entries[i]));
+	ASSERT_EQ(code.size(), 2u);
 
 	for (unsigned long c : code) {
 		EXPECT_EQ(jump_label_text_reserved((void *)c, (void *)c), 1);
@@ -170,8 +176,8 @@ TEST_F(ModuleLoad, PatchedWhileRunningThenUnloaded)
 		}
 		module_put(mod);
 	});
-	while (runs.load() < 1000)
-		;
+	EXPECT_TRUE(pokelab::test::waitFor([&] { return !(runs.load() < 1000); },
+					"CPU 1's runs (runs)"));
 	EXPECT_EQ(module_refcount(mod), 1);
 	EXPECT_EQ(delete_module(mod), -EWOULDBLOCK);
 
@@ -182,8 +188,8 @@ TEST_F(ModuleLoad, PatchedWhileRunningThenUnloaded)
 	EXPECT_EQ(site(), 2);
 	unsigned long on0 = on.load();
 
-	while (on.load() < on0 + 1000)
-		;
+	EXPECT_TRUE(pokelab::test::waitFor([&] { return !(on.load() < on0 + 1000); },
+					"CPU 1's runs (on)"));
 	static_branch_disable(key);
 	stop.store(true);
 	kshim::cpuWait(1);
@@ -237,8 +243,8 @@ TEST_F(ModuleLoadBusted, DroppedSyncOnModuleTextIsCaught)
 		}
 		module_put(mod);
 	});
-	while (runs.load() < 1000)
-		;
+	EXPECT_TRUE(pokelab::test::waitFor([&] { return !(runs.load() < 1000); },
+					"CPU 1's runs (runs)"));
 	unsigned long v0 = kshim::xmcStats().violations;
 
 	for (int i = 0; i < 20 && kshim::xmcStats().violations == v0; i++) {
@@ -253,6 +259,68 @@ TEST_F(ModuleLoadBusted, DroppedSyncOnModuleTextIsCaught)
 
 	EXPECT_TRUE(within_module(log[v0].site, mod)) << kshim::xmcFormat(log[v0]);
 	EXPECT_EQ(delete_module(mod), 0);
+}
+
+/*
+ * A module's site of a key it does not own (pokelab_module_key): the key is
+ * linked to the module's entries at load (and the site patched then if the
+ * key was already on), follows flips while loaded, and is folded back at
+ * unload, so that later flips touch nothing of the freed module.
+ */
+TEST_F(ModuleLoad, ForeignKeyLinksAndUnlinks)
+{
+	struct module *mod = nullptr;
+	std::string err;
+	unsigned long warns = kshim::warnCount();
+
+	EXPECT_EQ(jump_label_nr_sites(&pokelab_module_key.key), 0u);
+	static_branch_enable(&pokelab_module_key);	/* on before the load */
+	ASSERT_EQ(load_module_file(modPath("pokelab_test_mod"), &mod, &err), 0) << err;
+	auto core = (int (*)(void))find_kallsyms_symbol_value(mod, "pokelab_test_mod_core_site");
+
+	ASSERT_TRUE(core);
+	EXPECT_EQ(core(), 4) << "the load patched the site of a key already on";
+	static_branch_disable(&pokelab_module_key);
+	EXPECT_EQ(core(), 3);
+	static_branch_enable(&pokelab_module_key);
+	EXPECT_EQ(core(), 4);
+	static_branch_disable(&pokelab_module_key);
+	ASSERT_EQ(delete_module(mod), 0);
+
+	/* folded back: no entries left, and flips after the unload patch nothing */
+	EXPECT_EQ(jump_label_nr_sites(&pokelab_module_key.key), 0u);
+	static_branch_enable(&pokelab_module_key);
+	static_branch_disable(&pokelab_module_key);
+	EXPECT_EQ(kshim::warnCount(), warns);
+
+	/* and a second load links it again */
+	ASSERT_EQ(load_module_file(modPath("pokelab_test_mod"), &mod, &err), 0) << err;
+	core = (int (*)(void))find_kallsyms_symbol_value(mod, "pokelab_test_mod_core_site");
+	static_branch_enable(&pokelab_module_key);
+	EXPECT_EQ(core(), 4);
+	static_branch_disable(&pokelab_module_key);
+	EXPECT_EQ(delete_module(mod), 0);
+}
+
+/*
+ * An init that fails: its sites were linked at MODULE_STATE_COMING, so the
+ * failed load unlinks them (the GOING notifiers) before the memory goes;
+ * flips and updates afterwards must touch nothing of it.
+ */
+TEST_F(ModuleLoad, FailedInitUnlinksItsSites)
+{
+	struct module *mod = nullptr;
+	std::string err;
+
+	EXPECT_EQ(load_module_file(modPath("pokelab_failinit_mod"), &mod, &err), -22);
+	EXPECT_NE(err.find("init_module() returned -22"), std::string::npos) << err;
+	EXPECT_EQ(mod, nullptr);
+	EXPECT_EQ(jump_label_nr_sites(&pokelab_module_key.key), 0u);
+	static_branch_enable(&pokelab_module_key);
+	static_branch_disable(&pokelab_module_key);
+	static_call_update(pokelab_module_call, &pokelab_module_call_b);
+	static_call_update(pokelab_module_call, &pokelab_module_call_a);
+	EXPECT_EQ(static_call(pokelab_module_call)(1), 2);
 }
 
 TEST_F(ModuleLoad, OneModuleOfEachName)

@@ -19,7 +19,10 @@
 
 #include <fmt/format.h>
 
+#include <asm/processor.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/plural.h>
+#include <linux/irqflags.h>
 #include <linux/jump_label.h>
 #include <linux/rcupdate.h>
 #include <pokelab/module_calls.h>
@@ -153,6 +156,16 @@ unsigned long runModuleSites(void)
 	LoadedModule *m;
 	unsigned long sum = 0;
 
+	/*
+	 * userspace: an IRQ on a CPU in an extended quiescent state (a nohz_full
+	 * CPU in user mode or idle). The kernel's ct_irq_enter() makes RCU watch
+	 * it; the shim's QSBR reader cannot come online inside a signal handler,
+	 * so the module's sites are not run there (an RCU reader that RCU does
+	 * not see would not hold the module).
+	 */
+	if (!rcu_is_watching())
+		return 0;
+
 	rcu_read_lock();
 	m = rcu_dereference(published);
 	if (!m || !try_module_get(m->mod)) {
@@ -170,7 +183,22 @@ unsigned long runModuleSites(void)
 	if ((t != 2 && t != 3) || (c != 102 && c != 103))
 		bad++;
 	sum = a + b + t + c;
-	runs.fetch_add(1, std::memory_order_relaxed);
+	/*
+	 * Now and then, in a task, hold the reference across a quiescent state,
+	 * as code that sleeps in a module does: the writer's grace period then
+	 * ends with the reference still held, and only the refcount keeps the
+	 * module (the busy unloads of the summary).
+	 */
+	if (runs.fetch_add(1, std::memory_order_relaxed) % 256 == 0 && in_task()) {
+		/* 2 ms, a quiescent state every 100 us */
+		for (int i = 0; i < 20; i++) {
+			u64 until = kshim::clockNs() + 100000;
+
+			cond_resched();
+			while (kshim::clockNs() < until)
+				cpu_relax();
+		}
+	}
 	module_put(m->mod);
 	return sum;
 }
@@ -181,10 +209,14 @@ std::vector<std::string> moduleWriterFinish()
 
 	if (path.empty())
 		return out;
-	/* the machine is quiet: the last unload must go through */
+	/* the machine is quiet: the sites must hold what the writer last asked for */
 	if (current && current->site() != (keyOn ? 2 : 1))
 		out.push_back(fmt::format("module: its site returns {} with the key {}",
 					  current->site(), keyOn ? "on" : "off"));
+	if (current && (current->tail(1) != (callB ? 3 : 2) || current->call(1) != (callB ? 103 : 102)))
+		out.push_back(fmt::format("module: its static calls return {} and {} with "
+					  "pokelab_module_call at _{}", current->tail(1),
+					  current->call(1), callB ? 'b' : 'a'));
 	if (!unloadNow())
 		out.push_back("module: still referenced at the end");
 	static_call_update(pokelab_module_call, &pokelab_module_call_a);	/* as found */

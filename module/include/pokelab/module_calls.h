@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A static call pokelab exports to modules (EXPORT_STATIC_CALL()), so that a
- * module's inline static call sites have a key of the program's to link to
- * (module/main.cpp defines it). pokelab_module_call_a() returns x + 1,
- * _b() x + 2; the call starts as _a. Any context.
+ * A static call and a static key pokelab exports to modules, so that a
+ * module's inline static call sites and jump-label sites have keys of the
+ * program's to link to (module/main.cpp defines them; static_call_mod and
+ * static_key_mod are then what tie the module's sites to them).
+ * pokelab_module_call_a() returns x + 1, _b() x + 2; the call starts as _a.
+ * pokelab_module_key starts off, and pokelab has no site of it itself.
  */
 #pragma once
 
+#include <linux/jump_label.h>
 #include <linux/static_call.h>
+
+DECLARE_STATIC_KEY_FALSE(pokelab_module_key);
 
 extern "C" int pokelab_module_call_a(int x);
 extern "C" int pokelab_module_call_b(int x);
