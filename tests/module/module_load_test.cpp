@@ -28,6 +28,7 @@
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/static_call.h>
 #include <pokelab/module_calls.h>
 #include <pokelab/module_load.h>
@@ -321,6 +322,56 @@ TEST_F(ModuleLoad, FailedInitUnlinksItsSites)
 	static_call_update(pokelab_module_call, &pokelab_module_call_b);
 	static_call_update(pokelab_module_call, &pokelab_module_call_a);
 	EXPECT_EQ(static_call(pokelab_module_call)(1), 2);
+}
+
+/*
+ * Lookups against unloads: CPU 1 asks is_module_text_address() and
+ * jump_label_text_reserved() about the module's text in RCU read-side
+ * stretches (a quiescent state between), while CPU 0 loads and unloads it.
+ * delete_module()'s synchronize_rcu() keeps each struct module alive until
+ * CPU 1 has left the stretch that found it (a sanitizer build reports a
+ * use after free otherwise).
+ */
+TEST_F(ModuleLoad, LookupsRaceUnloads)
+{
+	std::atomic<unsigned long> where{0}, looks{0};
+	std::atomic<bool> stop{false};
+	std::string err;
+
+	kshim::cpuRun(1, [&] {
+		while (!stop.load(std::memory_order_relaxed)) {
+			unsigned long a = where.load(std::memory_order_relaxed);
+
+			rcu_read_lock();
+			if (a && is_module_text_address(a))
+				(void)jump_label_text_reserved((void *)a, (void *)a);
+			rcu_read_unlock();
+			looks.fetch_add(1, std::memory_order_relaxed);
+			cond_resched();
+		}
+	});
+	for (int i = 0; i < 20; i++) {
+		struct module *mod = nullptr;
+		int ret;
+
+		/* EXPECT, not ASSERT: CPU 1 must be stopped below whatever happens */
+		if (load_module_file(modPath("pokelab_test_mod"), &mod, &err)) {
+			ADD_FAILURE() << err;
+			break;
+		}
+		where.store(find_kallsyms_symbol_value(mod, "pokelab_test_mod_site"));
+		unsigned long l0 = looks.load();
+
+		EXPECT_TRUE(pokelab::test::waitFor([&] { return looks.load() > l0 + 10; },
+						   "CPU 1's lookups"));
+		/* jump_label_text_reserved() holds a reference for a moment: try again */
+		while ((ret = delete_module(mod)) == -EWOULDBLOCK)
+			;
+		EXPECT_EQ(ret, 0);
+	}
+	stop.store(true);
+	kshim::cpuWait(1);
+	EXPECT_FALSE(is_module_text_address(where.load()));
 }
 
 TEST_F(ModuleLoad, OneModuleOfEachName)

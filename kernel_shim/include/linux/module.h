@@ -13,9 +13,13 @@
  *
  * userspace: the list is an array of at most MAX_MODULES slots read with
  * acquire loads (the kernel: an RCU list and a latched tree), so the
- * lookups are async-signal-safe and need no RCU read side; writers hold
- * module_mutex. A module's memory is one execmem page per type in use
- * (linux/execmem.h).
+ * lookups take no lock and are async-signal-safe; writers hold
+ * module_mutex. As upstream, a lookup and its use of the module it found
+ * must sit in an RCU read-side section, which delete_module()'s
+ * synchronize_rcu() waits out: with the shim's QSBR RCU, any stretch of a
+ * CPU's task or IRQ work between two quiescent states is one, except IRQ
+ * work on a CPU in an extended quiescent state, which RCU does not see.
+ * A module's memory is one execmem page per type in use (linux/execmem.h).
  */
 #pragma once
 
