@@ -116,7 +116,7 @@ static_assert(sizeof(kshim::PerCpu<int>::Slot) == 64, "the stub indexes per-CPU 
  * on (arch/x86/entry/calling.h, RFC), in asm in the noinstr section: they
  * run first on every entry from user mode, before any C entry code, and
  * last on the way out. The flusher's side is flush_tlb_kernel_cond() in
- * kernel_shim/src/tlb.cpp:
+ * kernel_shim/mm/tlb.cpp:
  *
  *	CPU n (entry stub)			flusher
  *	kernel_cr3_loaded = 1			change page tables

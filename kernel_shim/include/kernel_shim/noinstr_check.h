@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * objtool's noinstr check on the running program's machine code
- * (kernel_shim/src/noinstr_check.cpp): the warnings, one per call or jump
+ * (kernel_shim/kernel/noinstr_check.cpp): the warnings, one per call or jump
  * that leaves the noinstr section outside an
  * instrumentation_begin()/instrumentation_end() region and per indirect
  * call or jump there, as "FUNC+0xOFF: call to X() leaves .noinstr.text

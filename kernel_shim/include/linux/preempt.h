@@ -11,7 +11,7 @@
  * the other segment (a simulated CPU is one thread for its life). As on x86
  * the top bit is PREEMPT_NEED_RESCHED, inverted (set: no reschedule needed),
  * and preempt_count() masks it. irq_enter adds HARDIRQ_OFFSET to the count
- * in the IPI handler (kernel_shim/src/irq.cpp), as __irq_enter_raw() does.
+ * in the IPI handler (kernel_shim/kernel/irq.cpp), as __irq_enter_raw() does.
  *
  * userspace:
  *  - %fs and TLS for %gs and the per-CPU area; local-exec TLS needs the

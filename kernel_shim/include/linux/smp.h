@@ -3,7 +3,7 @@
  * CPU identity and SMP cross-calls.
  *
  * CUSTOM: include/linux/smp.h and kernel/smp.c reimplemented on threads and
- * real-time signals (kernel_shim/src/smp.cpp). Names, argument order and
+ * real-time signals (kernel_shim/kernel/smp.cpp). Names, argument order and
  * semantics are the kernel's.
  *
  * A simulated CPU is a thread that boot() made one (CPU 0 is the thread that

@@ -54,7 +54,7 @@
 #include <linux/smp.h>
 
 #define KSHIM_PRIVATE
-#include "internal.h"
+#include "../kernel/internal.h"
 
 namespace kshim {
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #ifndef KSHIM_PRIVATE
-#error "kernel_shim/src/internal.h is private to kernel_shim"
+#error "kernel_shim/kernel/internal.h is private to kernel_shim"
 #endif
 
 #include <atomic>

@@ -5,7 +5,7 @@
 #pragma once
 
 #ifndef KSHIM_PRIVATE
-#error "kernel_shim/src/topology.h is private to kernel_shim"
+#error "kernel_shim/kernel/topology.h is private to kernel_shim"
 #endif
 
 #include <pthread.h>
