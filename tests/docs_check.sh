@@ -37,8 +37,8 @@ for f in "$root/README.md" "$root"/docs/*.md; do
 			ls $root/$p >/dev/null 2>&1 && continue ;;
 		*)
 			[ -e "$root/$p" ] && continue
-			# an include path: kernel_shim/xmc.h is kernel_shim/include/kernel_shim/xmc.h
-			ls "$root"/*/include/"$p" >/dev/null 2>&1 && continue ;;
+			# an include path: kernel_shim/xmc.h is kernel_shim/xmc/include/kernel_shim/xmc.h
+			{ ls "$root"/*/include/"$p" || ls "$root"/*/*/include/"$p"; } >/dev/null 2>&1 && continue ;;
 		esac
 		echo "$name: names $p, which is not in the tree" >>"$bad"
 	done
