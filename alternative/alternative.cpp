@@ -40,7 +40,6 @@
 #include <kernel_shim/machine.h>
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/torture.h>
-#include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/atomic.h>
 #include <linux/context_tracking_work.h>
@@ -49,6 +48,7 @@
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
+#include <trace/events/pokelab.h>
 #include <pokelab/alt_test.h>
 #include <pokelab/bug_switches.h>
 #include <pokelab/text_poke_stats.h>
@@ -375,7 +375,7 @@ static void __smp_text_poke_sync_each_cpu(smp_cond_func_t cond_func)
 		 * runs its own sync_core(), as on_each_cpu() would run
 		 * do_sync_core() here.
 		 */
-		u64 seq = kshim::xmcSerialiseBegin();
+		u64 seq = kshim::cpuSerialiseBegin();
 
 		BUG_ON(syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0));
 		kshim::xmcMembarrierRound(seq);

@@ -25,11 +25,11 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/sigsafe.h>
-#include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/kdebug.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
+#include <trace/events/pokelab.h>
 #include <pokelab/text_poke_stats.h>
 
 #define MAX_DIE_NOTIFIERS 8
@@ -208,7 +208,7 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 
 	regsToUcontext(&regs, uc);
 	int3_account(t0);
-	kshim::xmcEret();
+	kshim::cpuEret();
 	errno = savedErrno;
 }
 

@@ -23,11 +23,12 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/torture.h>
-#include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
 #include <linux/instrumentation.h>
+#include <trace/events/context_tracking.h>
+#include <trace/events/pokelab.h>
 #include <pokelab/ct_entry.h>
 #include <linux/irqflags.h>
 

@@ -34,7 +34,6 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/busted.h>
 #include <kernel_shim/torture.h>
-#include <kernel_shim/trace.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/sched.h>
 #include <linux/bug.h>
@@ -44,6 +43,7 @@
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <trace/events/pokelab.h>
 #include <pokelab/ct_entry.h>
 
 namespace {

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The module list, its lookups, module references and the module notifier
- * chain (linux/module.h), and the blocking notifier chain
- * (linux/notifier.h).
+ * chain (linux/module.h).
  *
- * Port of the parts of kernel/module/main.c and kernel/notifier.c, v6.16,
- * that the rest of the kernel reads. userspace: see linux/module.h.
+ * Port of the parts of kernel/module/main.c, v6.16, that the rest of the
+ * kernel reads. userspace: see linux/module.h.
  */
 #include <atomic>
 #include <cerrno>
@@ -27,53 +26,6 @@ std::atomic<struct module *> modules[MAX_MODULES];
 BLOCKING_NOTIFIER_HEAD(module_notify_list);
 
 } /* namespace */
-
-/* Port of blocking_notifier_chain_register(), kernel/notifier.c */
-int blocking_notifier_chain_register(struct blocking_notifier_head *nh, struct notifier_block *n)
-{
-	std::lock_guard<std::mutex> l(nh->rwsem);
-	struct notifier_block **nl = &nh->head;
-
-	while (*nl) {
-		if (WARN_ON_ONCE(*nl == n))
-			return -EEXIST;
-		if (n->priority > (*nl)->priority)
-			break;
-		nl = &(*nl)->next;
-	}
-	n->next = *nl;
-	*nl = n;
-	return 0;
-}
-
-/* Port of blocking_notifier_chain_unregister(), kernel/notifier.c */
-int blocking_notifier_chain_unregister(struct blocking_notifier_head *nh,
-				       struct notifier_block *n)
-{
-	std::lock_guard<std::mutex> l(nh->rwsem);
-
-	for (struct notifier_block **nl = &nh->head; *nl; nl = &(*nl)->next) {
-		if (*nl == n) {
-			*nl = n->next;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/* Port of blocking_notifier_call_chain() and notifier_call_chain(), kernel/notifier.c */
-int blocking_notifier_call_chain(struct blocking_notifier_head *nh, unsigned long val, void *v)
-{
-	std::lock_guard<std::mutex> l(nh->rwsem);
-	int ret = NOTIFY_DONE;
-
-	for (struct notifier_block *nb = nh->head; nb; nb = nb->next) {
-		ret = nb->notifier_call(nb, val, v);
-		if (ret & NOTIFY_STOP_MASK)
-			break;
-	}
-	return ret;
-}
 
 int register_module_notifier(struct notifier_block *nb)
 {

@@ -30,7 +30,6 @@
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/sched.h>
-#include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>

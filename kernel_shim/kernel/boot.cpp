@@ -22,7 +22,6 @@
 #include <kernel_shim/busted.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/plural.h>
-#include <kernel_shim/xmc.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/bug.h>
@@ -409,10 +408,9 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 
 	/* The model and the BUSTED switch, before anything writes text. */
 	bustedBoot();
-	xmcReset();
+	ret = runHooks(BootStage::Machine, err);
+	BUG_ON(ret);	/* the machine's own instruments cannot fail */
 	installFatalSignalHandlers();
-	setMachineAttr("xmc", !xmcEnabled ? "off" : xmcEretSerialises ? "on (eret serialising)"
-								 : "on (eret plain)");
 	if (bustedActive())
 		setMachineAttr("BUSTED", bustedActive()->name);
 

@@ -129,6 +129,21 @@ int cpuPu(int cpu) noexcept
 	return cpuStates[cpu].pu;
 }
 
+pthread_t cpuThread(int cpu) noexcept
+{
+	return cpuStates[cpu].thread;
+}
+
+bool cpuIrqsDisabled(int cpu) noexcept
+{
+	return cpuStates[cpu].irqDisabled.load(std::memory_order_relaxed);
+}
+
+bool cpuInHardirq(int cpu) noexcept
+{
+	return cpuStates[cpu].hardirq.load(std::memory_order_relaxed);
+}
+
 CpuStats cpuStats(int cpu) noexcept
 {
 	CpuState &c = cpuStates[cpu];

@@ -21,8 +21,8 @@
 #include <string>
 
 #include <kernel_shim/clock.h>
+#include <kernel_shim/cpu_events.h>
 #include <kernel_shim/torture.h>
-#include <kernel_shim/xmc.h>
 #include <linux/preempt.h>
 #include <linux/bug.h>
 #include <linux/entry-common.h>
@@ -52,7 +52,7 @@ void ipiSignalHandler(int, siginfo_t *, void *) noexcept
 		} else {
 			handleIpi(c);
 			/* The return from the interrupt: IRET (pokelab.eret=serialising) */
-			xmcEret();
+			cpuEret();
 		}
 	}
 	errno = savedErrno;
@@ -144,12 +144,12 @@ noinstr void archLocalIrqRestore(unsigned long flags) noexcept
 	 * from the noinstr code that set IF): pokelab's own.
 	 */
 	pokelab_instr_begin();
-	/* A CPU that wrote text with IRQs off may run any text from here on. */
-	xmcIrqsOn(smp_processor_id());
+	/* A CPU that wrote text with IRQs off may run any text from here on: the checker's look. */
+	cpuIrqsOn(smp_processor_id());
 	/* An IPI that came while masked is taken now, before we return. */
 	while (c.irqPending.exchange(0, std::memory_order_relaxed)) {
 		handleIpi(c);
-		xmcEret();
+		cpuEret();
 	}
 	pokelab_instr_end();
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Addresses to names for trace output: the kernel's %pS / %ps, as trace-cmd
- * prints them ("name+0xoff", "name").
+ * Addresses to names, the kernel's kallsyms: %pS / %ps as trace-cmd
+ * prints them ("name+0xoff", "name"), for the traces, BUG reports, the noinstr
+ * check and the checker.
  *
  * userspace: the kernel looks names up in kallsyms. Here the executable's
  * own ELF symbol table (.symtab, which also holds file-local functions that
@@ -26,7 +27,7 @@
 
 #include <fmt/format.h>
 
-#include <kernel_shim/trace.h>
+#include <kernel_shim/symbols.h>
 
 namespace kshim {
 

@@ -31,7 +31,7 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/disasm.h>
 #include <kernel_shim/noinstr_check.h>
-#include <kernel_shim/trace.h>
+#include <kernel_shim/symbols.h>
 
 extern "C" const unsigned long __start___instr_begin[] __attribute__((weak));
 extern "C" const unsigned long __stop___instr_begin[] __attribute__((weak));

@@ -28,7 +28,8 @@
 #include <linux/preempt.h>
 #include <linux/smp.h>
 #include <kernel_shim/torture.h>
-#include <kernel_shim/trace.h>
+#include <trace/events/csd.h>
+#include <trace/events/ipi.h>
 
 #define KSHIM_PRIVATE
 #include "internal.h"

@@ -48,17 +48,14 @@
 
 #include <kernel_shim/boot.h>
 #include <kernel_shim/clock.h>
+#include <kernel_shim/cpu.h>
 #include <kernel_shim/trace.h>
 #include <linux/bug.h>
 #include <linux/preempt.h>
 #include <linux/smp.h>
 
-#define KSHIM_PRIVATE
-#include "../kernel/internal.h"
 
 namespace kshim {
-
-std::atomic<u32> traceEnabled{0};
 
 namespace {
 
@@ -287,7 +284,7 @@ int traceStart(size_t eventsPerCpu, std::string *err, u32 events)
 		r->droppedBase = r->droppedRead = r->dropped.load(std::memory_order_relaxed);
 		r->written = 0;
 		r->lastTs = 0;
-		if (pthread_getname_np(cpuState(cpu).thread, r->comm, sizeof(r->comm)))
+		if (pthread_getname_np(cpuThread(cpu), r->comm, sizeof(r->comm)))
 			snprintf(r->comm, sizeof(r->comm), "cpu%u", cpu);
 		/* a comm must stay one awk field */
 		for (char *p = r->comm; *p; p++)
@@ -296,6 +293,7 @@ int traceStart(size_t eventsPerCpu, std::string *err, u32 events)
 	}
 	traceNrCpus = n;
 	/* Everything above is visible to a writer that sees its event enabled. */
+	traceProbe = traceRecord;
 	traceEnabled.store(events ? events : eventsWanted, std::memory_order_release);
 	return 0;
 }
@@ -336,7 +334,6 @@ void traceRecord(TraceType type, int target, unsigned long callsite, unsigned lo
 
 	if (!tlsTid)
 		tlsTid = (u32)syscall(SYS_gettid);
-	CpuState &c = cpuState(cpu);
 	TraceEvent &e = r->ev[pos % r->size];
 
 	e.ts = clockNs();
@@ -344,8 +341,8 @@ void traceRecord(TraceType type, int target, unsigned long callsite, unsigned lo
 	e.cpu = (u16)cpu;
 	e.type = type;
 	depth = std::min<unsigned long>(preempt_count() & PREEMPT_MASK, 15);
-	e.flags = (c.irqDisabled.load(std::memory_order_relaxed) ? TRACE_FLAG_IRQS_OFF : 0) |
-		  (c.hardirq.load(std::memory_order_relaxed) ? TRACE_FLAG_HARDIRQ : 0) |
+	e.flags = (cpuIrqsDisabled(cpu) ? TRACE_FLAG_IRQS_OFF : 0) |
+		  (cpuInHardirq(cpu) ? TRACE_FLAG_HARDIRQ : 0) |
 		  (depth << TRACE_PREEMPT_SHIFT);
 	e.target = target < 0 ? cpu : target;
 	e.callsite = callsite;

@@ -9,7 +9,7 @@
 
 #include <kernel_shim/disasm.h>
 #include <kernel_shim/plural.h>
-#include <kernel_shim/trace.h>
+#include <kernel_shim/symbols.h>
 #include <kernel_shim/xmc.h>
 
 namespace kshim {

@@ -41,7 +41,8 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/disasm.h>
-#include <kernel_shim/trace.h>
+#include <kernel_shim/machine.h>
+#include <kernel_shim/symbols.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
@@ -50,10 +51,8 @@
 namespace kshim {
 
 XmcCpu xmcCpus[NR_CPUS];
-u64 xmcWriteSeq;
 u64 xmcLastOpEnd;
 bool xmcEnabled = true;
-bool xmcEretSerialises;
 
 namespace {
 
@@ -241,7 +240,6 @@ void (*reporter)(const XmcViolation &v);
 bool (*syncPending)(int cpu);
 
 bool paramEnabled = true;
-bool paramEret;
 
 bool online(int cpu)
 {
@@ -603,7 +601,7 @@ void report(const XmcViolation &found)
 /* A reported CPU starts again from @seq, so that one fault is one report. */
 void forgive(int cpu, u64 seq)
 {
-	xmcRaiseSerial(&xmcCpus[cpu], seq);
+	cpuRaiseSerial(&cpuEvents[cpu], seq);
 }
 
 /* The site's last write up to @upTo (0: none). */
@@ -1063,7 +1061,7 @@ void opClose(bool returning = true)
 		 */
 		fetching = __atomic_load_n(&c->fetching, __ATOMIC_SEQ_CST);
 		deferred = !fetching && syncPending && syncPending(cpu);
-		s = __atomic_load_n(&c->serial, __ATOMIC_SEQ_CST);
+		s = __atomic_load_n(&cpuEvents[cpu].serial, __ATOMIC_SEQ_CST);
 		stats.returnChecks++;
 		if (s >= op->last)
 			continue;
@@ -1181,7 +1179,7 @@ void checkStray(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 /* Record one write in the operation; returns its sequence number. */
 u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, int only)
 {
-	u64 seq = xmcWriteSeq + 1;
+	u64 seq = textWriteSeq + 1;
 
 	for (size_t i = 0; i < len; i++) {
 		ByteHist *b = findByte(a + i);
@@ -1354,7 +1352,7 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 		int3 |= after[i] == kInt3 && before[i] != kInt3;
 	}
 	/* The bytes are in memory: CPUs that serialise from now on cover this write. */
-	__atomic_store_n(&xmcWriteSeq, seq, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&textWriteSeq, seq, __ATOMIC_SEQ_CST);
 
 	takeFresh();
 	takeEmulations(kEmuPerWrite);
@@ -1372,7 +1370,7 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 			continue;
 		if (!inNoinstr && !__atomic_load_n(&c->fetching, __ATOMIC_SEQ_CST))
 			continue;
-		s = __atomic_load_n(&c->serial, __ATOMIC_ACQUIRE);
+		s = __atomic_load_n(&cpuEvents[cpu].serial, __ATOMIC_ACQUIRE);
 		if (s >= seq)
 			continue;
 		for (unsigned int k = 0; k < nserials && !seen; k++)
@@ -1400,12 +1398,12 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 		XmcCpu *c = &xmcCpus[writer];
 
 		if (archIrqsDisabled()) {
-			if (!c->writerPending) {
+			if (!cpuEvents[writer].irqsOnCall) {
 				c->writerSince = seq;
-				__atomic_store_n(&c->writerPending, 1, __ATOMIC_RELAXED);
+				__atomic_store_n(&cpuEvents[writer].irqsOnCall, 1, __ATOMIC_RELAXED);
 			}
 		} else {
-			u64 s = __atomic_load_n(&c->serial, __ATOMIC_ACQUIRE);
+			u64 s = __atomic_load_n(&cpuEvents[writer].serial, __ATOMIC_ACQUIRE);
 
 			if (s < seq)
 				checkSince(s, std::max(s, seq - 1), seq, writer);
@@ -1423,11 +1421,11 @@ void xmcWriterIrqsOn(int cpu) noexcept
 	XmcCpu *c = &xmcCpus[cpu];
 	u64 s, now;
 
-	__atomic_store_n(&c->writerPending, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cpuEvents[cpu].irqsOnCall, 0, __ATOMIC_RELAXED);
 	if (!op || !op->open || !op->nwrites)
 		return;
-	s = __atomic_load_n(&c->serial, __ATOMIC_ACQUIRE);
-	now = xmcWriteSeq;
+	s = __atomic_load_n(&cpuEvents[cpu].serial, __ATOMIC_ACQUIRE);
+	now = textWriteSeq;
 	if (s >= now)
 		return;
 	/*
@@ -1451,16 +1449,16 @@ void xmcFirstFetch(int cpu, unsigned long ip) noexcept
 	 * or this CPU sees the write here.
 	 *
 	 *	CPU n (first fetch)		writer
-	 *	fetching = 1			xmcWriteSeq = seq
-	 *	now = xmcWriteSeq		load fetching[n]
+	 *	fetching = 1			textWriteSeq = seq
+	 *	now = textWriteSeq		load fetching[n]
 	 */
 	__atomic_store_n(&c->fetching, 1, __ATOMIC_SEQ_CST);
 	if (!xmcEnabled)
 		return;
 	__atomic_fetch_add(&c->entryChecks, 1, __ATOMIC_RELAXED);
-	s = __atomic_load_n(&c->serial, __ATOMIC_ACQUIRE);
+	s = __atomic_load_n(&cpuEvents[cpu].serial, __ATOMIC_ACQUIRE);
 	end = __atomic_load_n(&xmcLastOpEnd, __ATOMIC_ACQUIRE);
-	now = __atomic_load_n(&xmcWriteSeq, __ATOMIC_SEQ_CST);
+	now = __atomic_load_n(&textWriteSeq, __ATOMIC_SEQ_CST);
 	if (s < end) {
 		/* R2: an operation returned that this CPU never serialised against. */
 		__atomic_fetch_add(&c->staleCount, 1, __ATOMIC_RELAXED);
@@ -1470,7 +1468,7 @@ void xmcFirstFetch(int cpu, unsigned long ip) noexcept
 			c->staleOpEnd = end;
 			__atomic_store_n(&c->staleHave, 1, __ATOMIC_RELEASE);
 		}
-		xmcRaiseSerial(c, end);
+		cpuRaiseSerial(&cpuEvents[cpu], end);
 		s = end;
 	}
 	if (s < now) {
@@ -1524,7 +1522,7 @@ void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) no
 			__atomic_store_n(&e->dropped, e->dropped + 1, __ATOMIC_RELAXED);
 		}
 	}
-	xmcEret();
+	cpuEret();
 }
 
 void xmcOpBegin(const char *what, bool int3Batch) noexcept
@@ -1563,7 +1561,7 @@ void xmcMembarrierRound(u64 seq) noexcept
 
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
 		if ((int)cpu != self && online(cpu))
-			xmcRaiseSerial(&xmcCpus[cpu], seq);
+			cpuRaiseSerial(&cpuEvents[cpu], seq);
 }
 
 void xmcInt3RefsPublish(int cpu) noexcept
@@ -1593,7 +1591,7 @@ void xmcInt3RefsDrain(int cpu) noexcept
 		if ((cpu >= 0 && (int)c != cpu) || !online(c))
 			continue;
 		fetching = __atomic_load_n(&x->fetching, __ATOMIC_SEQ_CST);
-		s = __atomic_load_n(&x->serial, __ATOMIC_ACQUIRE);
+		s = __atomic_load_n(&cpuEvents[c].serial, __ATOMIC_ACQUIRE);
 		stats.int3Checks++;
 		for (u32 i : op->int3Bytes) {
 			const ByteHist *b = &op->bytes[i];
@@ -1639,7 +1637,7 @@ XmcStats xmcStats() noexcept
 	XmcStats s = stats;
 
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		s.serialisations += __atomic_load_n(&xmcCpus[cpu].serialCount, __ATOMIC_RELAXED);
+		s.serialisations += __atomic_load_n(&cpuEvents[cpu].serialCount, __ATOMIC_RELAXED);
 		s.entryChecks += __atomic_load_n(&xmcCpus[cpu].entryChecks, __ATOMIC_RELAXED);
 		s.emuSkipped += __atomic_load_n(&emuRings[cpu].dropped, __ATOMIC_RELAXED);
 	}
@@ -1717,10 +1715,10 @@ void xmcReset() noexcept
 	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
 		XmcCpu *c = &xmcCpus[cpu];
 
-		c->serial = 0;
-		c->serialCount = 0;
+		cpuEvents[cpu].serial = 0;
+		cpuEvents[cpu].serialCount = 0;
+		cpuEvents[cpu].irqsOnCall = 0;
 		c->fetching = 1;
-		c->writerPending = 0;
 		c->freshHead = c->freshTail = 0;
 		c->staleCount = 0;
 		c->entryChecks = 0;
@@ -1733,7 +1731,7 @@ void xmcReset() noexcept
 		violationsOn[cpu] = 0;
 	}
 	int3LiveGlobal = false;
-	xmcWriteSeq = 0;
+	textWriteSeq = 0;
 	xmcLastOpEnd = 0;
 	stats = {};
 	violationLog.clear();
@@ -1744,7 +1742,7 @@ void xmcReset() noexcept
 		nregions = 0;
 	}
 	xmcEnabled = paramEnabled;
-	xmcEretSerialises = paramEret;
+	irqsOnHook = xmcWriterIrqsOn;
 }
 
 const char *xmcRuleName(XmcRule r)
@@ -1788,31 +1786,21 @@ int setXmc(const char *val, std::string &err)
 	return -EINVAL;
 }
 
-int setEret(const char *val, std::string &err)
-{
-	if (val && !strcmp(val, "serialising")) {
-		paramEret = true;
-		return 0;
-	}
-	if (val && !strcmp(val, "plain")) {
-		paramEret = false;
-		return 0;
-	}
-	err = std::string("pokelab.eret=") + (val ? val : "") +
-	      ": expected pokelab.eret=plain (the default) or pokelab.eret=serialising";
-	return -EINVAL;
-}
-
 BootParamRegistrar xmcParam({
 	"pokelab.xmc", setXmc, [] { paramEnabled = true; },
 	"pokelab.xmc=1|0: the cross-modifying-code model checks every text write (default 1)",
 });
 
-BootParamRegistrar eretParam({
-	"pokelab.eret", setEret, [] { paramEret = false; },
-	"pokelab.eret=plain|serialising: whether the return from an IPI or INT3 handler "
-	"serialises (IRET does; SYSRET and FRED's ERETS/ERETU are not assumed to)",
-});
+/* The model starts empty at every boot, before anything writes text. */
+int xmcBoot(std::string &)
+{
+	xmcReset();
+	setMachineAttr("xmc", !xmcEnabled ? "off" : eretSerialises ? "on (eret serialising)"
+							     : "on (eret plain)");
+	return 0;
+}
+
+BootHookRegistrar xmcHook({"xmc", BootStage::Machine, xmcBoot});
 
 } /* namespace */
 

@@ -65,7 +65,7 @@ protected:
 		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
 			serialiseCpu(cpu);
 	}
-	void serialiseCpu(int cpu) { kshim::xmcRaiseSerial(&kshim::xmcCpus[cpu], kshim::xmcWriteSeq); }
+	void serialiseCpu(int cpu) { kshim::cpuRaiseSerial(&kshim::cpuEvents[cpu], kshim::textWriteSeq); }
 
 	/* A write the model sees, made to the test's text buffer. */
 	void write(unsigned int off, const u8 *bytes, size_t len)
@@ -346,12 +346,12 @@ TEST_F(Xmc, EverySerialisingKindCounts)
 	for (void (*fn)(void) : kinds) {
 		kshim::xmcOpBegin("text_poke");
 		write1(40, (u8)(text_[40] + 1));
-		u64 seq = kshim::xmcWriteSeq;
+		u64 seq = kshim::textWriteSeq;
 
-		ASSERT_LT(kshim::xmcCpus[1].serial, seq);
+		ASSERT_LT(kshim::cpuEvents[1].serial, seq);
 		kshim::cpuRun(1, fn);
 		kshim::cpuWait(1);
-		EXPECT_EQ(kshim::xmcCpus[1].serial, seq);
+		EXPECT_EQ(kshim::cpuEvents[1].serial, seq);
 		allSerialise();
 		kshim::xmcOpEnd();
 	}
@@ -359,25 +359,25 @@ TEST_F(Xmc, EverySerialisingKindCounts)
 	/* membarrier SYNC_CORE: every CPU thread but the caller */
 	kshim::xmcOpBegin("text_poke");
 	write1(40, (u8)(text_[40] + 1));
-	u64 seq = kshim::xmcWriteSeq;
+	u64 seq = kshim::textWriteSeq;
 	kshim::xmcMembarrierRound(seq);
-	EXPECT_EQ(kshim::xmcCpus[1].serial, seq);
-	EXPECT_LT(kshim::xmcCpus[0].serial, seq) << "membarrier does not serialise its caller";
+	EXPECT_EQ(kshim::cpuEvents[1].serial, seq);
+	EXPECT_LT(kshim::cpuEvents[0].serial, seq) << "membarrier does not serialise its caller";
 	serialiseCpu(0);
 	kshim::xmcOpEnd();
 
 	/* the handler's return: IRET only under pokelab.eret=serialising */
 	kshim::xmcOpBegin("text_poke");
 	write1(40, (u8)(text_[40] + 1));
-	seq = kshim::xmcWriteSeq;
-	kshim::cpuRun(1, [] { kshim::xmcEret(); });
+	seq = kshim::textWriteSeq;
+	kshim::cpuRun(1, [] { kshim::cpuEret(); });
 	kshim::cpuWait(1);
-	EXPECT_LT(kshim::xmcCpus[1].serial, seq) << "eret=plain: a return does not serialise";
-	kshim::xmcEretSerialises = true;
-	kshim::cpuRun(1, [] { kshim::xmcEret(); });
+	EXPECT_LT(kshim::cpuEvents[1].serial, seq) << "eret=plain: a return does not serialise";
+	kshim::eretSerialises = true;
+	kshim::cpuRun(1, [] { kshim::cpuEret(); });
 	kshim::cpuWait(1);
-	kshim::xmcEretSerialises = false;
-	EXPECT_EQ(kshim::xmcCpus[1].serial, seq);
+	kshim::eretSerialises = false;
+	EXPECT_EQ(kshim::cpuEvents[1].serial, seq);
 	allSerialise();
 	kshim::xmcOpEnd();
 	EXPECT_EQ(violations(), 0u);

@@ -15,16 +15,16 @@
  * All functions here are async-signal-safe, callable from any thread, and act
  * on the calling thread's CPU only. They are also compiler barriers.
  *
- * Each serialising instruction tells the cross-modifying-code model, from
- * inside its own wrapper, which text writes it covers: the write sequence
- * read (acquire) before the instruction, recorded for this CPU after it
- * (kernel_shim/xmc.h). The feed is inline and call-free, so noinstr code
- * may serialise.
+ * Each serialising instruction records, from inside its own wrapper, which
+ * text writes it covers: the write sequence read (acquire) before the
+ * instruction, recorded for this CPU after it (kernel_shim/cpu_events.h,
+ * which the cross-modifying-code model reads). The record is inline and
+ * call-free, so noinstr code may serialise.
  */
 #pragma once
 
 #include <linux/compiler.h>
-#include <kernel_shim/xmc.h>
+#include <kernel_shim/cpu_events.h>
 
 namespace kshim {
 enum class SyncCoreFlavor {
@@ -43,16 +43,16 @@ SyncCoreFlavor syncCoreFlavor() noexcept;
 
 static __always_inline void serialize(void)
 {
-	u64 seq = kshim::xmcSerialiseBegin();
+	u64 seq = kshim::cpuSerialiseBegin();
 
 	/* SERIALIZE, spelled as bytes for assemblers that predate it. */
 	__asm__ __volatile__(".byte 0x0f, 0x01, 0xe8" : : : "memory");
-	kshim::xmcSerialised(seq);
+	kshim::cpuSerialised(seq);
 }
 
 static __always_inline void iret_to_self(void)
 {
-	u64 seq = kshim::xmcSerialiseBegin();
+	u64 seq = kshim::cpuSerialiseBegin();
 	unsigned long tmp;
 
 	__asm__ __volatile__(
@@ -72,16 +72,16 @@ static __always_inline void iret_to_self(void)
 		: "=&r"(tmp)
 		:
 		: "cc", "memory");
-	kshim::xmcSerialised(seq);
+	kshim::cpuSerialised(seq);
 }
 
 static __always_inline void cpuid_serialize(void)
 {
-	u64 seq = kshim::xmcSerialiseBegin();
+	u64 seq = kshim::cpuSerialiseBegin();
 	unsigned int a = 0, b, c = 0, d;
 
 	__asm__ __volatile__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d) : : "memory");
-	kshim::xmcSerialised(seq);
+	kshim::cpuSerialised(seq);
 }
 
 /* Port of sync_core(), arch/x86/include/asm/sync_core.h */

@@ -93,12 +93,17 @@ struct BootParamRegistrar {
 };
 
 /*
- * Boot hooks: "early" hooks run on CPU 0 after the parameters are parsed and
- * before any other CPU starts (apply_alternatives() and jump_label_init()
- * run there); "late" hooks after every CPU is online; "shutdown" hooks on
- * CPU 0 before the CPUs are stopped. Each returns 0 or -errno with @err.
+ * Boot hooks: "machine" hooks set up the machine's own instruments (the
+ * cross-modifying-code model) on CPU 0 once it is online, before anything
+ * writes text; "early" hooks run on CPU 0 after the parameters are parsed
+ * and before any other CPU starts (apply_alternatives() and
+ * jump_label_init() run there); "late" hooks after every CPU is online;
+ * "shutdown" hooks on CPU 0 before the CPUs are stopped. Each returns 0 or
+ * -errno with @err. This is how the rooms above the core (mm, trace, the
+ * checker) and the ported code get called at boot: the core calls no room
+ * above it by name.
  */
-enum class BootStage { Early, Late, Shutdown };
+enum class BootStage { Machine, Early, Late, Shutdown };
 struct BootHook {
 	const char *name;
 	BootStage stage;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <pthread.h>
 
 namespace kshim {
 
@@ -22,6 +23,17 @@ void cpuWait(int cpu);
 
 /* The PU (OS CPU number) CPU @cpu is pinned to. */
 int cpuPu(int cpu) noexcept;
+
+/* The host thread that is CPU @cpu (set at boot, constant while it runs). Any thread. */
+pthread_t cpuThread(int cpu) noexcept;
+
+/*
+ * Whether CPU @cpu has IRQs masked (its soft mask) / is inside its IPI
+ * handler, as a trace event records them. One relaxed load each;
+ * async-signal-safe, any thread (exact only on @cpu itself).
+ */
+bool cpuIrqsDisabled(int cpu) noexcept;
+bool cpuInHardirq(int cpu) noexcept;
 
 /*
  * Per-CPU counters of the machine, for reports and tests. Written by the CPU

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Tracepoints of the machine: the kernel's ipi, csd and context_tracking
- * events and pokelab's own (text pokes, batch phases, INT3 emulation,
- * idle and deferred-work flushes), recorded in per-CPU lock-free rings that
- * a recorder thread drains while the run goes on.
+ * The trace room: per-CPU lock-free rings that record the machine's
+ * tracepoints (linux/tracepoint.h; the kernel's ipi, csd and
+ * context_tracking events and pokelab's own, trace/events/) while a
+ * recorder thread drains them as the run goes on.
  *
  * CUSTOM: the kernel's ftrace ring buffer in its no-overwrite mode
  * (tracing/options/overwrite = 0): when a CPU's ring is full, new events are
@@ -12,12 +12,13 @@
  * SYSTEM:EVENT, SYSTEM:* or EVENT, comma-separated; default
  * ipi:*,csd:*,pokelab:text_poke_batch).
  *
- * Writing (the trace_*() calls) is lock-free and async-signal-safe: a
- * relaxed load of the enabled-events mask when the event is off; when on, a
- * compare-and-swap that reserves a slot (it retries only when a signal
- * handler on the same CPU reserved one in between), a clock_gettime()
- * (vDSO) and a release store of the slot's commit tag. It never allocates,
- * locks or waits for the reader. Only simulated CPUs write.
+ * Writing (the tracepoints' probe, traceRecord()) is lock-free and
+ * async-signal-safe: a tracepoint that is off costs a relaxed load of the
+ * enabled-events mask; when on, the probe makes a compare-and-swap that
+ * reserves a slot (it retries only when a signal handler on the same CPU
+ * reserved one in between), a clock_gettime() (vDSO) and a release store of
+ * the slot's commit tag. It never allocates, locks or waits for the reader.
+ * Only simulated CPUs write.
  *
  * Reading: traceSnapshot() after traceStop(), or a recorder
  * (trace_record.h) that drains the rings during the run.
@@ -29,29 +30,17 @@
 #include <utility>
 #include <vector>
 
+#include <kernel_shim/symbols.h>
 #include <linux/compiler.h>
 #include <linux/cpumask.h>
+#include <linux/tracepoint.h>
 #include <linux/types.h>
+#include <trace/events/context_tracking.h>
+#include <trace/events/csd.h>
+#include <trace/events/ipi.h>
+#include <trace/events/pokelab.h>
 
 namespace kshim {
-
-enum class TraceType : u8 {
-	IpiSendCpu = 1,		/* ipi:ipi_send_cpu: cpu= callsite= callback= */
-	IpiSendCpumask,		/* ipi:ipi_send_cpumask: cpumask= callsite= callback= */
-	CsdQueueCpu,		/* csd:csd_queue_cpu: cpu= callsite= func= csd= */
-	CsdFunctionEntry,	/* csd:csd_function_entry: func=, csd= */
-	CsdFunctionExit,	/* csd:csd_function_exit: func=, csd= */
-	UserEnter,		/* context_tracking:user_enter */
-	UserExit,		/* context_tracking:user_exit */
-	TextPoke,		/* pokelab:text_poke: addr=@callsite len=@target bytes=@fn */
-	TextPokeBatch,		/* pokelab:text_poke_batch: nr_entries=@callsite phase=@target */
-	Int3Emulate,		/* pokelab:int3_emulate: addr=@callsite to=@fn */
-	CtIdleEnter,		/* pokelab:ct_idle_enter */
-	CtIdleExit,		/* pokelab:ct_idle_exit */
-	CtWorkFlush,		/* pokelab:ct_work_flush: work=@target */
-	Lost,			/* not recorded: a reader's mark, @target events dropped here */
-	NrTypes,
-};
 
 /* One event type: its tracefs system and name, and whether trace_event= enables it by default. */
 struct TraceEventInfo {
@@ -62,20 +51,6 @@ struct TraceEventInfo {
 };
 /* Every recordable type, in TraceType order (Lost excluded). */
 const std::vector<TraceEventInfo> &traceEventTypes();
-
-static constexpr u32 traceBit(TraceType t)
-{
-	return 1u << (unsigned int)t;
-}
-
-/* text_poke_batch's phases */
-enum : int {
-	TRACE_BATCH_BEGIN = 0,
-	TRACE_BATCH_INT3 = 1,
-	TRACE_BATCH_TAILS = 2,
-	TRACE_BATCH_FIRST_BYTES = 3,
-	TRACE_BATCH_DONE = 4,
-};
 
 /* trace-cmd's latency flags, as recorded at the event; the high nibble is the preempt depth */
 enum : u8 {
@@ -105,9 +80,6 @@ struct TraceEvent {
 	struct cpumask mask;	/* ipi_send_cpumask */
 };
 
-/* The events that record now (traceBit()s): 0 when tracing is off. Read by every tracepoint. */
-extern std::atomic<u32> traceEnabled;
-
 /*
  * Start recording on every CPU of the booted machine, with rings of
  * @eventsPerCpu events (0: the trace_buf_size= boot parameter's, in bytes
@@ -131,7 +103,8 @@ void traceStop() noexcept;
 size_t traceRingSize() noexcept;
 
 /*
- * Record one event on the calling CPU (slow path of the trace_*() calls).
+ * Record one event on the calling CPU: the tracepoints' probe
+ * (linux/tracepoint.h), installed by traceStart().
  * Async-signal-safe, lock-free, never waits for a reader; a no-op on a
  * thread that is not a CPU.
  */
@@ -182,132 +155,10 @@ static inline bool traceBefore(const TraceEvent &a, const TraceEvent &b)
 /* The session's per-CPU identity and counters so far. Task context. */
 std::vector<TraceCpu> traceCpus();
 
-/*
- * %pS / %ps of an address as trace-cmd prints them: "name+0xoff" (@offset) or
- * "name", from the executable's symbol table (local symbols included), else
- * dladdr(); C++ names are demangled and shown without parameter lists or
- * "(anonymous namespace)::". Unknown: "0x<hex>". Task context; allocates.
- */
-std::string traceSymbol(unsigned long addr, bool offset);
-
 /* text_poke_batch's phase as its __print_symbolic() names it ("begin", "int3", ...). Allocates. */
 std::string traceBatchPhaseName(int phase);
 
 /* ct_work_flush's work as its __print_flags() names it. Allocates. */
 std::string traceCtWorkName(int work);
 
-/* The start address and the name traceSymbol() shows for @addr; false when unknown. */
-bool traceSymbolStart(unsigned long addr, unsigned long *start, std::string *name);
-
-/* Every function of the executable's symbol table: start address and shown name, by address. */
-std::vector<std::pair<unsigned long, std::string>> traceSymbolTable();
-
 } /* namespace kshim */
-
-#define KSHIM_TRACE_ON(t) \
-	unlikely(kshim::traceEnabled.load(std::memory_order_relaxed) & kshim::traceBit(t))
-
-/* Port of the ipi_send_cpu tracepoint, include/trace/events/ipi.h, v6.16 */
-static __always_inline void trace_ipi_send_cpu(unsigned int cpu, unsigned long callsite,
-					       void *callback)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::IpiSendCpu))
-		kshim::traceRecord(kshim::TraceType::IpiSendCpu, (int)cpu, callsite,
-				   (unsigned long)callback, 0, nullptr);
-}
-
-static __always_inline bool trace_ipi_send_cpumask_enabled(void)
-{
-	return KSHIM_TRACE_ON(kshim::TraceType::IpiSendCpumask);
-}
-
-/* Port of the ipi_send_cpumask tracepoint, include/trace/events/ipi.h, v6.16 */
-static __always_inline void trace_ipi_send_cpumask(const struct cpumask *cpumask,
-						   unsigned long callsite, void *callback)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::IpiSendCpumask))
-		kshim::traceRecord(kshim::TraceType::IpiSendCpumask, -1, callsite,
-				   (unsigned long)callback, 0, cpumask);
-}
-
-/* Port of the csd_queue_cpu tracepoint, include/trace/events/csd.h, v6.16 */
-static __always_inline void trace_csd_queue_cpu(unsigned int cpu, unsigned long callsite,
-						void (*func)(void *), const void *csd)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::CsdQueueCpu))
-		kshim::traceRecord(kshim::TraceType::CsdQueueCpu, (int)cpu, callsite,
-				   (unsigned long)func, (unsigned long)csd, nullptr);
-}
-
-/* Port of the csd_function_entry tracepoint, include/trace/events/csd.h, v6.16 */
-static __always_inline void trace_csd_function_entry(void (*func)(void *), const void *csd)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::CsdFunctionEntry))
-		kshim::traceRecord(kshim::TraceType::CsdFunctionEntry, -1, 0,
-				   (unsigned long)func, (unsigned long)csd, nullptr);
-}
-
-/* Port of the csd_function_exit tracepoint, include/trace/events/csd.h, v6.16 */
-static __always_inline void trace_csd_function_exit(void (*func)(void *), const void *csd)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::CsdFunctionExit))
-		kshim::traceRecord(kshim::TraceType::CsdFunctionExit, -1, 0,
-				   (unsigned long)func, (unsigned long)csd, nullptr);
-}
-
-/* Port of the user_enter tracepoint, include/trace/events/context_tracking.h */
-static __always_inline void trace_user_enter(int dummy)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::UserEnter))
-		kshim::traceRecord(kshim::TraceType::UserEnter, dummy, 0, 0, 0, nullptr);
-}
-
-/* Port of the user_exit tracepoint, include/trace/events/context_tracking.h */
-static __always_inline void trace_user_exit(int dummy)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::UserExit))
-		kshim::traceRecord(kshim::TraceType::UserExit, dummy, 0, 0, 0, nullptr);
-}
-
-/*
- * pokelab's own events: no upstream tracepoint exists for these; each
- * takes the place of a one-line hook and has a format of its own
- * (docs/tracing.md).
- */
-static __always_inline void trace_pokelab_text_poke(const void *addr, const void *src, size_t len)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::TextPoke)) {
-		unsigned long bytes = 0;
-
-		__builtin_memcpy(&bytes, src, len < 8 ? len : 8);
-		kshim::traceRecord(kshim::TraceType::TextPoke, (int)len, (unsigned long)addr,
-				   bytes, 0, nullptr);
-	}
-}
-
-static __always_inline void trace_pokelab_text_poke_batch(unsigned int nr_entries, int phase)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::TextPokeBatch))
-		kshim::traceRecord(kshim::TraceType::TextPokeBatch, phase, nr_entries, 0, 0,
-				   nullptr);
-}
-
-static __always_inline void trace_pokelab_int3_emulate(unsigned long addr, unsigned long to)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::Int3Emulate))
-		kshim::traceRecord(kshim::TraceType::Int3Emulate, 0, addr, to, 0, nullptr);
-}
-
-static __always_inline void trace_pokelab_ct_idle(bool enter)
-{
-	kshim::TraceType t = enter ? kshim::TraceType::CtIdleEnter : kshim::TraceType::CtIdleExit;
-
-	if (KSHIM_TRACE_ON(t))
-		kshim::traceRecord(t, 0, 0, 0, 0, nullptr);
-}
-
-static __always_inline void trace_pokelab_ct_work_flush(unsigned int work)
-{
-	if (KSHIM_TRACE_ON(kshim::TraceType::CtWorkFlush))
-		kshim::traceRecord(kshim::TraceType::CtWorkFlush, (int)work, 0, 0, 0, nullptr);
-}

@@ -11,12 +11,13 @@
  *
  *  - every text byte written (address, old byte, new byte), from inside the
  *    write primitive (text_poke_memcpy() and text_poke_early()'s write);
- *  - every serialising instruction a CPU executes, from inside the
- *    instruction's own wrapper (serialize(), iret_to_self(),
- *    cpuid_serialize() in asm/sync_core.h), every membarrier SYNC_CORE
- *    round for the threads it covers, and, with pokelab.eret=serialising,
- *    the return from the IPI and INT3 handlers (IRET); delivery of an
- *    interrupt or exception never serialises;
+ *  - every serialising instruction a CPU executes, which the machine
+ *    records from inside the instruction's own wrapper (serialize(),
+ *    iret_to_self(), cpuid_serialize() in asm/sync_core.h, and, with
+ *    pokelab.eret=serialising, the return from the IPI and INT3 handlers:
+ *    kernel_shim/cpu_events.h), and every membarrier SYNC_CORE round for
+ *    the threads it covers; delivery of an interrupt or exception never
+ *    serialises;
  *  - every entry into an extended quiescent state (the context-tracking
  *    RMW that leaves RCU's sight) and the first instrumentable fetch after
  *    leaving one (instrumentation_begin(), after the entry's flush);
@@ -64,6 +65,7 @@
 #include <string>
 #include <vector>
 
+#include <kernel_shim/cpu_events.h>
 #include <linux/compiler.h>
 #include <linux/threads.h>
 #include <linux/types.h>
@@ -72,24 +74,12 @@ struct pt_regs;
 
 namespace kshim {
 
-/* The simulated CPU this thread is, or -1 (linux/smp.h). */
-extern __thread int tlsCpu __attribute__((tls_model("local-exec")));
-
 /* Per-CPU state of the model, written by the CPU itself unless said otherwise. */
 struct alignas(SMP_CACHE_BYTES) XmcCpu {
-	/*
-	 * Write sequence number at this CPU's last serialisation: every text
-	 * write numbered <= serial is visible to its instruction fetch. Raised
-	 * with a CAS max (the CPU itself, membarrier's caller for the others,
-	 * and the model when it forgives a reported CPU).
-	 */
-	u64 serial;
-	u64 serialCount;	/* serialising events seen on this CPU */
 	/* May fetch instrumentable text: outside an EQS and past the entry's flush. */
 	u8 fetching;
-	/* The writer owes a check at its next IRQ enable (set by the writer only). */
-	u8 writerPending;
-	u64 writerSince;	/* its serial when it wrote */
+	/* The writer owes a check at its next IRQ enable (cpuEvents[].irqsOnCall) since: */
+	u64 writerSince;	/* the write sequence when it wrote with IRQs off */
 	/* Fresh fetch windows (SPSC ring: the CPU produces, the writer consumes). */
 	u64 freshHead;
 	u64 freshTail;
@@ -107,53 +97,15 @@ struct alignas(SMP_CACHE_BYTES) XmcCpu {
 };
 
 extern XmcCpu xmcCpus[NR_CPUS];
-/* Text writes recorded so far; published (release) after each write is in memory. */
-extern u64 xmcWriteSeq;
 /* Last write of the last operation that returned. */
 extern u64 xmcLastOpEnd;
 /* The model is on (pokelab.xmc=1, the default). */
 extern bool xmcEnabled;
-/* pokelab.eret=serialising: the return from an IPI or INT3 handler serialises. */
-extern bool xmcEretSerialises;
 
 /* Out of line: the first instrumentable fetch after an EQS. Async-signal-safe. */
 void xmcFirstFetch(int cpu, unsigned long ip) noexcept;
-/* Out of line: the writer enabled IRQs with a check owed. Task context. */
+/* The writer enabled IRQs with a check owed (cpu_events.h's irqsOnHook). Task context. */
 void xmcWriterIrqsOn(int cpu) noexcept;
-
-/*
- * Serialising instruction, first half: the write sequence the instruction
- * will cover, read (acquire) before it executes. Inline, call-free,
- * async-signal-safe.
- */
-static __always_inline u64 xmcSerialiseBegin(void)
-{
-	return __atomic_load_n(&xmcWriteSeq, __ATOMIC_ACQUIRE);
-}
-
-static __always_inline void xmcRaiseSerial(XmcCpu *c, u64 seq)
-{
-	u64 cur = __atomic_load_n(&c->serial, __ATOMIC_RELAXED);
-
-	while (cur < seq && !__atomic_compare_exchange_n(&c->serial, &cur, seq, true,
-							 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
-}
-
-/*
- * Serialising instruction, second half: record on the calling CPU that it
- * has serialised against every write up to @seq. On a thread that is not a
- * CPU it does nothing. Inline, call-free, async-signal-safe.
- */
-static __always_inline void xmcSerialised(u64 seq)
-{
-	int cpu = tlsCpu;
-
-	if (cpu >= 0) {
-		xmcRaiseSerial(&xmcCpus[cpu], seq);
-		__atomic_fetch_add(&xmcCpus[cpu].serialCount, 1, __ATOMIC_RELAXED);
-	}
-}
 
 /*
  * The calling CPU enters an extended quiescent state (user, idle): from now
@@ -183,25 +135,11 @@ static __always_inline void xmcInstrumentationBegin(unsigned long ip)
 		xmcFirstFetch(cpu, ip);
 }
 
-/* local_irq_restore() that enables IRQs: a writer's owed check. Inline test, then a call. */
-static __always_inline void xmcIrqsOn(int cpu)
-{
-	if (unlikely(__atomic_load_n(&xmcCpus[cpu].writerPending, __ATOMIC_RELAXED)))
-		xmcWriterIrqsOn(cpu);
-}
-
-/* The return from an IPI or INT3 handler (IRET): serialises under pokelab.eret=serialising. */
-static __always_inline void xmcEret(void)
-{
-	if (xmcEretSerialises)
-		xmcSerialised(xmcSerialiseBegin());
-}
-
 /*
  * The return from an INT3 trap that a handler claimed: @before is the
  * register state the trap delivered (ip just past the INT3), @after the one
  * the return installs. Recorded for R5 on the calling CPU (a per-CPU ring;
- * a full ring drops the record and counts it), then xmcEret(). Reads the
+ * a full ring drops the record and counts it), then cpuEret(). Reads the
  * word at each stack pointer. Out of line, lock-free, async-signal-safe;
  * CPU threads only.
  */
@@ -257,7 +195,7 @@ void xmcSyncRoundDone() noexcept;
 /*
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) returned: every
  * CPU thread but the caller has serialised against writes up to @seq
- * (read with xmcSerialiseBegin() before the call).
+ * (read with cpuSerialiseBegin() before the call).
  */
 void xmcMembarrierRound(u64 seq) noexcept;
 /* INT3 refs of @cpu (-1: the one shared count, pokelab.refs=global) published / about to drain. */
