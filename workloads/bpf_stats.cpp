@@ -31,6 +31,7 @@
 #include <kernel_shim/machine.h>
 #include <kernel_shim/sched.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
 #include <linux/smp.h>

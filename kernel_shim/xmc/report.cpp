@@ -1,18 +1,100 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The cross-modifying-code model's report lines: a violation with its CPU,
- * site, phase and bytes (each decoded with Zydis), and the verdict.
+ * The cross-modifying-code model's reports: the violation log and the
+ * counters, a violation's line with its CPU, site, phase and bytes (each
+ * decoded with Zydis), the verdict, and the note left on the way down.
  */
+#include <algorithm>
+#include <cstring>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <kernel_shim/disasm.h>
 #include <kernel_shim/plural.h>
 #include <kernel_shim/symbols.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
+#include <linux/cpumask.h>
+
+#define XMC_PRIVATE
+#include "xmc_internal.h"
 
 namespace kshim {
+
+namespace xmc {
+
+XmcStats stats;
+std::vector<XmcViolation> violationLog;
+unsigned long violationsOn[NR_CPUS];
+/* CPUs already reported in the open operation: one report per CPU and operation. */
+bool reportedInOp[NR_CPUS];
+/* The first violation, formatted when found, for the way down (xmcDeathNote()). */
+char firstText[4096];
+size_t firstLen;
+void (*reporter)(const XmcViolation &v);
+
+void report(const XmcViolation &found)
+{
+	XmcViolation v = found;
+
+	v.ts = clockNs();	/* when the model saw it, for a timeline's mark */
+	if (v.rule != XmcRule::StaleAtEntry) {
+		if (reportedInOp[v.cpu]) {
+			stats.more++;
+			return;
+		}
+		reportedInOp[v.cpu] = true;
+	}
+	stats.violations++;
+	violationsOn[v.cpu]++;
+	if (violationLog.size() < kViolationsKept)
+		violationLog.push_back(v);
+	if (!firstLen) {
+		std::string t = xmcFormat(v);
+		size_t n = std::min(t.size(), sizeof(firstText));
+
+		memcpy(firstText, t.data(), n);
+		__atomic_store_n(&firstLen, n, __ATOMIC_RELEASE);
+	}
+	if (reporter)
+		reporter(v);
+}
+
+/* A reported CPU starts again from @seq, so that one fault is one report. */
+void forgive(int cpu, u64 seq)
+{
+	cpuRaiseSerial(&cpuEvents[cpu], seq);
+}
+
+/* A violation that names the site holding byte @b, as CPU @cpu may fetch it. */
+XmcViolation siteViolation(XmcRule rule, int cpu, const ByteHist *b, u64 serial)
+{
+	const Intent *in = intentAt(b->addr);
+	Intent self = {b->addr, 1, {currentValue(b)}, 0, {}, false, {}};
+	XmcViolation v = {};
+	Window w;
+
+	if (!in)
+		in = &self;
+	buildWindow(*in, serial, op->last, &w);
+	v.rule = rule;
+	v.cpu = cpu;
+	v.op = op->what;
+	v.cpuSerial = serial;
+	v.opFirst = op->first;
+	phasesIn(&v, *in, serial, op->last);
+	fillBytes(&v, w, 0, w.siteLen);
+	return v;
+}
+
+} /* namespace xmc */
+
+using namespace xmc;
 
 namespace {
 
@@ -165,6 +247,132 @@ std::string xmcVerdict(const XmcStats &s)
 		return fmt::format("xmc: no text written, the cross-modifying-code model had nothing "
 				   "to check -> NOTHING CHECKED");
 	return fmt::format("xmc: {}; 0 violations -> PASS", what);
+}
+
+
+/* On the way down (BUG, an unclaimed INT3, a fatal signal): say what the model had found. */
+void xmcDeathNote() noexcept
+{
+	static const char msg[] =
+		"xmc: before this crash, the cross-modifying-code model had reported:\n";
+	u64 t0 = clockNs();
+	size_t n;
+	ssize_t r;
+
+	/*
+	 * A crash may race the check of the very write that caused it, or
+	 * the checks at the return of the operation it happened in: give
+	 * them 200 ms.
+	 */
+	do {
+		n = __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE);
+		if (n || (!__atomic_load_n(&busy, __ATOMIC_ACQUIRE) &&
+			  !__atomic_load_n(&opActive, __ATOMIC_ACQUIRE)))
+			break;
+	} while (clockNs() - t0 < 200000000ull);
+	n = __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE);
+	if (!n)
+		return;
+	r = write(2, msg, sizeof(msg) - 1);
+	r = write(2, firstText, n);
+	(void)r;
+}
+
+bool xmcReported() noexcept
+{
+	return __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE) != 0;
+}
+
+XmcStats xmcStats() noexcept
+{
+	XmcStats s = stats;
+
+	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		s.serialisations += __atomic_load_n(&cpuEvents[cpu].serialCount, __ATOMIC_RELAXED);
+		s.entryChecks += __atomic_load_n(&xmcCpus[cpu].entryChecks, __ATOMIC_RELAXED);
+		s.emuSkipped += __atomic_load_n(&emuRings[cpu].dropped, __ATOMIC_RELAXED);
+	}
+	return s;
+}
+
+XmcStats operator-(const XmcStats &a, const XmcStats &b) noexcept
+{
+	XmcStats d;
+
+	d.writes = a.writes - b.writes;
+	d.bytes = a.bytes - b.bytes;
+	d.ops = a.ops - b.ops;
+	d.windows = a.windows - b.windows;
+	d.returnChecks = a.returnChecks - b.returnChecks;
+	d.entryChecks = a.entryChecks - b.entryChecks;
+	d.int3Checks = a.int3Checks - b.int3Checks;
+	d.siteChecks = a.siteChecks - b.siteChecks;
+	d.emulations = a.emulations - b.emulations;
+	d.emuSkipped = a.emuSkipped - b.emuSkipped;
+	d.serialisations = a.serialisations - b.serialisations;
+	d.violations = a.violations - b.violations;
+	d.more = a.more - b.more;
+	d.lost = a.lost - b.lost;
+	return d;
+}
+
+XmcStats &operator+=(XmcStats &a, const XmcStats &b) noexcept
+{
+	a.writes += b.writes;
+	a.bytes += b.bytes;
+	a.ops += b.ops;
+	a.windows += b.windows;
+	a.returnChecks += b.returnChecks;
+	a.entryChecks += b.entryChecks;
+	a.int3Checks += b.int3Checks;
+	a.siteChecks += b.siteChecks;
+	a.emulations += b.emulations;
+	a.emuSkipped += b.emuSkipped;
+	a.serialisations += b.serialisations;
+	a.violations += b.violations;
+	a.more += b.more;
+	a.lost += b.lost;
+	return a;
+}
+
+unsigned long xmcViolationsOn(int cpu) noexcept
+{
+	return violationsOn[cpu];
+}
+
+std::vector<XmcViolation> xmcViolations()
+{
+	return violationLog;
+}
+
+void xmcSetReporter(void (*fn)(const XmcViolation &v))
+{
+	reporter = fn;
+}
+
+const char *xmcRuleName(XmcRule r)
+{
+	switch (r) {
+	case XmcRule::Torn:
+		return "torn fetch";
+	case XmcRule::Stale:
+		return "stale after return";
+	case XmcRule::StaleAtEntry:
+		return "stale at kernel entry";
+	case XmcRule::Int3Orphaned:
+		return "INT3 without its handler";
+	case XmcRule::Int3Unpublished:
+		return "INT3 before its refs";
+	case XmcRule::StrayWrite:
+		return "write outside the batch";
+	case XmcRule::Unfinished:
+		return "site left unfinished";
+	case XmcRule::Int3Misemulated:
+		return "INT3 emulated wrongly";
+	case XmcRule::StaleTlb:
+		return "stale TLB";
+	}
+	return "?";
 }
 
 } /* namespace kshim */

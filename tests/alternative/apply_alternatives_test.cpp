@@ -22,6 +22,7 @@
 #include <asm/text-patching.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/jump_label.h>
 #include <linux/smp.h>
 #include <pokelab/alt_sites.h>

@@ -14,6 +14,7 @@
 #include <asm/text-patching.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/kdebug.h>
 #include <pokelab/bug_switches.h>
 #include <pokelab/text_poke_stats.h>

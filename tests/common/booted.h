@@ -12,6 +12,7 @@
 
 #include <kernel_shim/boot.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 
 namespace pokelab::test {
 

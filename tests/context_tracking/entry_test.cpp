@@ -16,6 +16,7 @@
 
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/context_tracking.h>
 #include <linux/jump_label.h>
 #include <linux/rcupdate.h>

@@ -25,6 +25,7 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/execmem.h>
 #include <pokelab/ct_entry.h>
 

@@ -17,6 +17,7 @@
 #include <asm/sync_core.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/irqflags.h>
 #include <linux/smp.h>
 

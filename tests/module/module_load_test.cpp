@@ -24,6 +24,7 @@
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/sched.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/bug.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>

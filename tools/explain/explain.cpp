@@ -39,6 +39,7 @@
 #include <kernel_shim/trace_output.h>
 #include <kernel_shim/trace_record.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <asm/processor.h>
 #include <asm/tlbflush.h>
 #include <linux/context_tracking.h>

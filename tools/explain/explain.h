@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <kernel_shim/trace_record.h>
-#include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 
 namespace pokelab::explain {
 

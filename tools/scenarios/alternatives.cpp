@@ -19,6 +19,7 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 
 #include <workloads/alt_pass.h>
 #include <workloads/machine_notes.h>

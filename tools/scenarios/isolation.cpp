@@ -63,6 +63,7 @@
 #include <kernel_shim/sched.h>
 #include <kernel_shim/trace.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
 #include <linux/execmem.h>

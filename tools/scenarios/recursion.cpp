@@ -14,6 +14,7 @@
 
 #include <kernel_shim/boot.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 
 #include <workloads/bpf_recursion.h>
 #include <workloads/machine_notes.h>

@@ -39,6 +39,7 @@
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/torture.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/types.h>
 
 namespace pokelab {

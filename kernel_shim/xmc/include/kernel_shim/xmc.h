@@ -62,8 +62,6 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
-#include <vector>
 
 #include <kernel_shim/cpu_events.h>
 #include <linux/compiler.h>
@@ -216,100 +214,11 @@ void xmcTextPublish(const void *start, size_t len) noexcept;
 /* End an open implicit operation and collect what other CPUs found. Task context. */
 void xmcQuiesce() noexcept;
 
-/* ---- Results. Task context. ---- */
-
-enum class XmcRule {
-	Torn,			/* R1 */
-	Stale,			/* R2, at the operation's return */
-	StaleAtEntry,		/* R2, at the first instrumentable fetch after an EQS */
-	Int3Orphaned,		/* R3, at a refs drain */
-	Int3Unpublished,	/* R3, at an INT3 write */
-	StrayWrite,		/* R4, at a write outside the batch's sites */
-	Unfinished,		/* R4, at the batch's return */
-	Int3Misemulated,	/* R5 */
-	StaleTlb,		/* R6: a kernel range touched through a translation its flush removed */
-};
-
-struct XmcViolation {
-	XmcRule rule;
-	int cpu;
-	unsigned long site;	/* first byte of the instruction concerned */
-	int phase;		/* of the first write the CPU might not have seen (0: none) */
-	int phaseTo;		/* of the last write in its window */
-	const char *op;		/* the operation */
-	u64 cpuSerial;		/* the CPU's last serialisation (write sequence) */
-	u64 opFirst;		/* the operation's first write */
-	unsigned long ip;	/* StaleAtEntry: where the CPU fetched */
-	bool inEqs;		/* Stale: it was in an EQS (with no deferred sync pending) */
-	/* Bytes from @site: possible values per byte, old, new, and the torn one. */
-	unsigned int len;
-	u8 nposs[16];
-	u8 poss[16][4];
-	u8 oldBytes[16];
-	u8 newBytes[16];
-	u8 tornBytes[16];	/* Torn: the torn bytes; Unfinished: the site's bytes now */
-	unsigned int tornLen;
-	std::string detail;	/* Int3Misemulated: where the CPU resumed, and where it should */
-	/* StaleTlb: the range [site, rangeEnd), its change's generation, the CPU's TLB's */
-	unsigned long rangeEnd;
-	u64 tlbGen, tlbCpuGen;
-	u64 ts;			/* when the model reported it (CLOCK_MONOTONIC, ns) */
-};
-
-struct XmcStats {
-	unsigned long writes;		/* text writes recorded (changed bytes) */
-	unsigned long bytes;		/* bytes changed */
-	unsigned long ops;		/* operations that returned */
-	unsigned long windows;		/* fetch windows decided by R1 */
-	unsigned long returnChecks;	/* CPU checks at operation return (R2) */
-	unsigned long entryChecks;	/* first instrumentable fetches checked (R2) */
-	unsigned long int3Checks;	/* refs drains and INT3 writes checked (R3) */
-	unsigned long siteChecks;	/* sites checked at an INT3 batch's return (R4) */
-	unsigned long emulations;	/* INT3 trap returns checked (R5) */
-	unsigned long emuSkipped;	/* trap returns not recorded: the CPU's ring was full */
-	unsigned long serialisations;	/* seen by the model at a check (approximate) */
-	unsigned long violations;	/* one per CPU and operation at most */
-	unsigned long more;		/* further violating windows of those */
-	unsigned long lost;		/* windows the model could not keep (capacity) */
-	unsigned long events() const
-	{
-		return writes + windows + returnChecks + entryChecks + int3Checks + siteChecks +
-		       emulations;
-	}
-};
-
-/* The counters since boot; a - b gives those of a run between two reads. */
-XmcStats xmcStats() noexcept;
-XmcStats operator-(const XmcStats &a, const XmcStats &b) noexcept;
-XmcStats &operator+=(XmcStats &a, const XmcStats &b) noexcept;
-/* Violations found on @cpu since boot. */
-unsigned long xmcViolationsOn(int cpu) noexcept;
-/* The first violations (at most 64), in the order found. */
-std::vector<XmcViolation> xmcViolations();
-/* Called (task context) for each violation as it is found, e.g. to print it at once. */
-void xmcSetReporter(void (*fn)(const XmcViolation &v));
-/* One line (and indented detail lines) naming the CPU, the site, its bytes, decoded. */
-std::string xmcFormat(const XmcViolation &v);
-/* "xmc: N text writes, ... -> PASS|FAIL|NOTHING CHECKED". */
-std::string xmcVerdict(const XmcStats &s);
-const char *xmcRuleName(XmcRule r);
-
 /*
  * Context tracking tells the model whether a CPU has a deferred sync that
  * runs before any instrumentable code at its next entry (R2's exemption).
  */
 void xmcSetSyncPending(bool (*fn)(int cpu));
-
-/*
- * Written on the way down (a BUG, an unclaimed INT3, a fatal signal): the
- * first violation the model found, waiting up to 200 ms for a check in
- * flight or an open operation's checks at its return (the write that
- * caused the crash is usually still being judged). Async-signal-safe;
- * boot() installs it as a death hook.
- */
-void xmcDeathNote() noexcept;
-/* Has the model reported a violation since boot? Async-signal-safe. */
-bool xmcReported() noexcept;
 
 /*
  * Zeroed by boot() before its early hooks (with pokelab.xmc= and

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * R5, INT3 emulation: a CPU that trapped on a batch's INT3 resumes as if it
+ * had executed the site's old or new instruction (or at the site, to fetch
+ * it again): its instruction pointer, stack pointer and pushed return
+ * address, decoded from the bytes with Zydis, not taken from the handler's
+ * own tables. The trap returns are recorded per CPU in the SIGTRAP handler
+ * (an SPSC ring) and checked by the writer.
+ */
+#include <cstring>
+#include <string>
+
+#include <fmt/format.h>
+
+#include <asm/ptrace.h>
+#include <kernel_shim/disasm.h>
+#include <kernel_shim/symbols.h>
+#include <linux/cpumask.h>
+
+#define XMC_PRIVATE
+#include "xmc_internal.h"
+
+namespace kshim {
+
+namespace xmc {
+
+EmuRing emuRings[NR_CPUS];
+
+namespace {
+
+/*
+ * R5 on one instruction: where a CPU that executed @insn (the bytes of
+ * intent @in's site, or its old ones) in the trapped state @r would resume.
+ * False if the model does not know the instruction's effect (it then
+ * accepts no outcome from this candidate).
+ */
+struct Outcome {
+	unsigned long ip, sp;
+	bool push;
+	unsigned long pushed;
+};
+
+bool ccTrue(unsigned int cc, unsigned long flags)
+{
+	bool cf = flags & X86_EFLAGS_CF, zf = flags & X86_EFLAGS_ZF, sf = flags & X86_EFLAGS_SF,
+	     of = flags & X86_EFLAGS_OF, pf = flags & X86_EFLAGS_PF, t;
+
+	switch (cc >> 1) {
+	case 0: t = of; break;
+	case 1: t = cf; break;
+	case 2: t = zf; break;
+	case 3: t = cf || zf; break;
+	case 4: t = sf; break;
+	case 5: t = pf; break;
+	case 6: t = sf != of; break;
+	default: t = (sf != of) || zf; break;
+	}
+	return (cc & 1) ? !t : t;
+}
+
+bool outcomeOf(const u8 *insn, unsigned int len, unsigned long site, const EmuRec &r, Outcome *o)
+{
+	ZydisDecodedInstruction zi;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZyanU64 target = 0;
+	unsigned long next;
+	bool rel;
+
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(zydisDecoder(), insn, len, &zi, ops)))
+		return false;
+	next = site + zi.length;
+	rel = zi.operand_count_visible == 1 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+	      ops[0].imm.is_relative &&
+	      ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi, &ops[0], site, &target));
+	*o = Outcome{next, r.sp0, false, 0};
+	if (zi.mnemonic == ZYDIS_MNEMONIC_NOP)
+		return true;
+	if (zi.mnemonic == ZYDIS_MNEMONIC_JMP && rel) {
+		o->ip = target;
+		return true;
+	}
+	if (zi.mnemonic == ZYDIS_MNEMONIC_CALL && rel) {
+		*o = Outcome{target, r.sp0 - 8, true, next};
+		return true;
+	}
+	if (zi.mnemonic == ZYDIS_MNEMONIC_RET && !zi.operand_count_visible) {
+		*o = Outcome{r.top0, r.sp0 + 8, false, 0};
+		return true;
+	}
+	if (zi.meta.category == ZYDIS_CATEGORY_COND_BR && rel &&
+	    ((zi.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && (zi.opcode & 0xf0) == 0x70) ||
+	     (zi.opcode_map == ZYDIS_OPCODE_MAP_0F && (zi.opcode & 0xf0) == 0x80))) {
+		if (ccTrue(zi.opcode & 0xf, r.flags))
+			o->ip = target;
+		return true;
+	}
+	return false;
+}
+
+std::string outcomeText(const Outcome &o, const EmuRec &r, bool sayUnchanged = false)
+{
+	std::string s = fmt::format("{} [{:#x}]", traceSymbol(o.ip, true), o.ip);
+
+	if (o.sp != r.sp0)
+		s += fmt::format(", sp {:+d}", (long)(o.sp - r.sp0));
+	else if (sayUnchanged)
+		s += ", sp unchanged";
+	if (o.push)
+		s += fmt::format(", return address {:#x} pushed", o.pushed);
+	return s;
+}
+
+} /* namespace */
+
+/* R5 on one trap return. */
+void checkEmulation(int cpu, const EmuRec &r)
+{
+	const Intent *in = intentAt(r.site);
+	u8 cand[kCands + 1][kSiteMax];	/* and the caller's emulation */
+	Outcome outs[kCands + 1];
+	bool outKnown[kCands + 1] = {};
+	unsigned int ncand = 0;
+	bool known = false;
+	std::string want;
+
+	if (!in || in->addr != r.site || !op->int3Batch)
+		return;		/* not this batch's site (a late record of an earlier one) */
+	stats.emulations++;
+	/* Resumed at the site itself: it fetches the site again. */
+	if (r.ip1 == r.site && r.sp1 == r.sp0)
+		return;
+	oldBytes(*in, cand[ncand++]);
+	memcpy(cand[ncand++], in->bytes, in->len);
+	for (unsigned int k = 0; k < in->nalt; k++)
+		memcpy(cand[ncand++], in->alt[k], in->len);
+	if (in->hasEmu)
+		memcpy(cand[ncand++], in->emu, in->len);
+	for (unsigned int c = 0; c < ncand; c++) {
+		Outcome &o = outs[c];
+
+		if (!outcomeOf(cand[c], in->len, r.site, r, &o))
+			continue;
+		known = outKnown[c] = true;
+		if (o.ip == r.ip1 && o.sp == r.sp1 && (!o.push || o.pushed == r.top1))
+			return;
+	}
+	if (!known) {
+		stats.emulations--;	/* nothing the model knows how to check */
+		return;
+	}
+	/* A violation: only now name the outcomes (symbolising is slow; the writer waits). */
+	for (unsigned int c = 0; c < ncand; c++)
+		if (outKnown[c])
+			want += fmt::format("{}{} instruction: {}", want.empty() ? "" : "; ",
+					    c == 0 ? "the old" : c == 1 ? "the new"
+					    : in->hasEmu && c == ncand - 1 ? "the caller's emulated"
+									  : "an earlier requested",
+					    outcomeText(outs[c], r));
+
+	XmcViolation v = intentViolation(XmcRule::Int3Misemulated, cpu, *in, cand[1]);
+	Outcome got = {r.ip1, r.sp1, r.sp1 < r.sp0, r.top1};
+
+	v.tornLen = 0;
+	v.detail = fmt::format("resumed at {}; expected, after {}", outcomeText(got, r, true),
+			       want);
+	report(v);
+}
+
+/*
+ * R5 for the trap returns the CPUs recorded since the last look, at most
+ * @budget of them, taken round-robin from the CPU after the one the last
+ * look stopped at: the writer's cost per write stays the same however many
+ * CPUs trap (what a full ring cannot hold is dropped and counted as not
+ * sampled).
+ */
+void takeEmulations(unsigned int budget)
+{
+	static unsigned int next;
+	unsigned int n = nr_cpu_ids, idle = 0;
+
+	while (budget && idle < n) {
+		unsigned int cpu = next++ % n;
+		EmuRing *e = &emuRings[cpu];
+
+		if (e->tail >= __atomic_load_n(&e->head, __ATOMIC_ACQUIRE)) {
+			idle++;
+			continue;
+		}
+		idle = 0;
+		EmuRec r = e->rec[e->tail % kEmuRing];
+
+		__atomic_store_n(&e->tail, e->tail + 1, __ATOMIC_RELEASE);
+		budget--;
+		if (op->open)
+			checkEmulation(cpu, r);
+	}
+}
+
+} /* namespace xmc */
+
+using namespace xmc;
+
+void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) noexcept
+{
+	int cpu = tlsCpu;
+
+	if (xmcEnabled && cpu >= 0) {
+		EmuRing *e = &emuRings[cpu];
+		u64 head = e->head;
+
+		if (head - __atomic_load_n(&e->tail, __ATOMIC_ACQUIRE) < kEmuRing) {
+			EmuRec *r = &e->rec[head % kEmuRing];
+
+			r->site = before->ip - 1;	/* the trap reports the byte after the INT3 */
+			r->sp0 = before->sp;
+			r->flags = before->flags;
+			r->top0 = *(const unsigned long *)before->sp;
+			r->ip1 = after->ip;
+			r->sp1 = after->sp;
+			r->top1 = *(const unsigned long *)after->sp;
+			__atomic_store_n(&e->head, head + 1, __ATOMIC_RELEASE);
+		} else {
+			__atomic_store_n(&e->dropped, e->dropped + 1, __ATOMIC_RELAXED);
+		}
+	}
+	cpuEret();
+}
+
+} /* namespace kshim */

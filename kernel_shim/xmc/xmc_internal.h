@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The cross-modifying-code model's own header: its state and the functions
+ * its files share. Private to kernel_shim/xmc/ (the rest of the tree sees
+ * kernel_shim/xmc.h, the feeds, and kernel_shim/xmc_verdict.h, the results).
+ *
+ * Who touches what: per CPU (XmcCpu, xmc.h), the CPU itself in any
+ * context, read by the writer; everything here, the writer (the
+ * text_mutex holder, or the boot CPU before the others run), task
+ * context, but the regions (any task, under regionLock) and the rings the
+ * CPUs fill (emulation records, fresh windows, TLB verdicts), each a
+ * single-producer single-consumer ring or slot.
+ */
+#pragma once
+
+#ifndef XMC_PRIVATE
+#error "kernel_shim/xmc/xmc_internal.h is private to kernel_shim/xmc"
+#endif
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
+#include <linux/threads.h>
+#include <linux/types.h>
+
+namespace kshim {
+
+namespace xmc {
+
+constexpr u8 kInt3 = 0xcc;
+constexpr unsigned int kHist = 6;		/* values kept per byte and operation */
+constexpr unsigned int kBytesMax = 32768;	/* distinct bytes per operation */
+constexpr unsigned int kWritesMax = 16384;	/* writes per operation */
+constexpr unsigned int kHashSize = 65536;	/* slots, power of two, >= 2 * kBytesMax */
+constexpr unsigned int kViolationsKept = 64;
+constexpr unsigned int kRegionsMax = 64;
+constexpr unsigned int kSiteMax = 16;		/* longest site the model decodes */
+constexpr unsigned int kWindow = kSiteMax + 16;	/* a site and the bytes decoding may need */
+
+/* One byte the operation wrote: its value before, and the values since, in order. */
+struct ByteHist {
+	unsigned long addr;
+	u8 old;
+	u8 n;
+	u8 val[kHist];
+	u8 phase[kHist];
+	u64 seq[kHist];
+	short onlyCpu;		/* private text: the one CPU that fetches it, else -1 */
+	bool inNoinstr;
+	bool int3;		/* the operation wrote an INT3 here */
+};
+
+struct Write {
+	u64 seq;
+	unsigned long addr;
+	unsigned int len;
+	u8 phase;
+};
+
+/*
+ * A site and the bytes it is to hold when the operation returns: for an
+ * INT3 batch, what its caller asked smp_text_poke_batch_add() for; for any
+ * other write, what that write wrote.
+ */
+struct Intent {
+	unsigned long addr;
+	unsigned int len;
+	u8 bytes[kSiteMax];
+	/* the same site queued again in one batch: the earlier requests, also valid */
+	unsigned int nalt;
+	u8 alt[3][kSiteMax];
+	/*
+	 * The instruction the INT3 handler is to emulate instead of the new
+	 * bytes, when the caller gave one (smp_text_poke_batch_add()'s
+	 * @emulate: "call __static_call_return0" for the xor form). Valid only
+	 * as an emulation: it is never written.
+	 */
+	bool hasEmu;
+	u8 emu[kSiteMax];
+};
+
+struct Region {
+	unsigned long start, end;
+	int cpu;		/* -2 hidden, >= 0 private to that CPU */
+};
+
+/* Byte address -> index into Op::bytes, open addressing; clearing costs what was used. */
+struct ByteIndex {
+	u32 slot[kHashSize];	/* index + 1; 0 = empty */
+	u32 used[kBytesMax];
+	u32 nused;
+
+	static u32 hash(unsigned long a)
+	{
+		u64 k = a;
+
+		k ^= k >> 33;
+		k *= 0xff51afd7ed558ccdull;
+		k ^= k >> 33;
+		return (u32)k & (kHashSize - 1);
+	}
+
+	long find(unsigned long a, const ByteHist *bytes) const
+	{
+		for (u32 i = hash(a);; i = (i + 1) & (kHashSize - 1)) {
+			if (!slot[i])
+				return -1;
+			if (bytes[slot[i] - 1].addr == a)
+				return slot[i] - 1;
+		}
+	}
+
+	void insert(unsigned long a, u32 index)
+	{
+		u32 i = hash(a);
+
+		while (slot[i])
+			i = (i + 1) & (kHashSize - 1);
+		slot[i] = index + 1;
+		used[nused++] = i;
+	}
+
+	void clear()
+	{
+		for (u32 i = 0; i < nused; i++)
+			slot[used[i]] = 0;
+		nused = 0;
+	}
+};
+
+struct Op {
+	bool open;
+	bool implicit;
+	bool int3Batch;
+	bool full;		/* capacity reached: the next write starts a new operation */
+	const char *what;
+	int phase;
+	u64 first;		/* first write of the operation (0: none yet) */
+	u64 last;
+	unsigned int nbytes, nwrites;
+	ByteHist bytes[kBytesMax];
+	Write writes[kWritesMax];
+	ByteIndex index;
+	std::map<unsigned long, Intent> intents;
+	std::vector<u32> int3Bytes;
+	/* (site, CPU serial) -> the site's last write that window was decided up to */
+	std::map<std::pair<unsigned long, u64>, u64> decided;
+};
+
+struct PSet {
+	u8 n;
+	u8 v[kHist + 1];
+
+	bool has(u8 x) const
+	{
+		for (unsigned int i = 0; i < n; i++)
+			if (v[i] == x)
+				return true;
+		return false;
+	}
+	void add(u8 x)
+	{
+		if (!has(x))
+			v[n++] = x;
+	}
+};
+
+/*
+ * A verdict window: one site from its first byte, plus the bytes after it
+ * that decoding may need (read from the text itself, within the site's last
+ * page, where the operation did not write them).
+ */
+constexpr unsigned int kCands = 5;	/* old, new, up to 3 earlier requests for the site */
+
+struct Window {
+	unsigned long start;
+	unsigned int siteLen, len;
+	u8 old[kWindow], fin[kWindow];
+	/* the acceptable instruction streams: [0] old, [1] new, then the alternates */
+	unsigned int ncand;
+	u8 cand[kCands][kWindow];
+	PSet p[kWindow];
+};
+
+/* The open operation (xmc.cpp). */
+extern Op *op;
+
+/* The intent holding @a, or nullptr (window.cpp). */
+const Intent *intentAt(unsigned long a);
+
+/*
+ * intentAt() for ascending addresses: remembers the range of addresses the
+ * last answer holds for (the intent's bytes, or the gap before the next
+ * intent), so a window's bytes cost one map lookup, not one each.
+ */
+struct IntentCursor {
+	const Intent *cur = nullptr;
+	unsigned long lo = 1, hi = 0;
+
+	const Intent *at(unsigned long a)
+	{
+		if (a >= lo && a < hi)
+			return cur;
+		auto it = op->intents.upper_bound(a);
+		unsigned long next = it == op->intents.end() ? ~0ul : it->second.addr;
+
+		cur = nullptr;
+		lo = a;
+		hi = next;
+		if (it != op->intents.begin()) {
+			const Intent &p = std::prev(it)->second;
+
+			if (a < p.addr + p.len) {
+				cur = &p;
+				lo = p.addr;
+				hi = std::min(p.addr + p.len, next);
+			}
+		}
+		return cur;
+	}
+};
+
+/*
+ * R1 on one window: walk the instruction boundaries a CPU can reach from
+ * the site's first byte (through the old instruction, the new one, or an
+ * INT3 emulated as the new one), and at each look for a combination of
+ * possible bytes that starts an instruction which is neither the old one,
+ * nor the new one, nor an INT3.
+ */
+struct Torn {
+	unsigned int pos, len;
+	u8 bytes[kSiteMax];
+};
+
+/*
+ * R5: trap returns the INT3 path recorded, per CPU (SPSC ring: the CPU in
+ * its SIGTRAP handler produces, the writer consumes).
+ */
+struct EmuRec {
+	unsigned long site;		/* the INT3's address */
+	unsigned long sp0, flags, top0;	/* as trapped; top0 = the word at sp0 */
+	unsigned long ip1, sp1, top1;	/* as resumed; top1 = the word at sp1 */
+};
+
+constexpr unsigned int kEmuRing = 64;
+constexpr unsigned int kEmuPerWrite = 2;	/* trap returns checked per text write */
+
+struct alignas(SMP_CACHE_BYTES) EmuRing {
+	u64 head, tail;
+	unsigned long dropped;
+	EmuRec rec[kEmuRing];
+};
+
+/*
+ * What a CPU that R2 exempted at an operation's return (in an EQS with a
+ * deferred sync pending) could still fetch, kept for the report if it then
+ * reaches instrumentable code without serialising.
+ */
+struct Exempt {
+	bool have;
+	u64 serial;
+	XmcViolation v;
+};
+
+/* R6 records, one per CPU until reported (xmcTlbStale()) */
+struct TlbStale {
+	int have;
+	unsigned long start, end, ip;
+	u64 gen, cpuGen;
+};
+
+/* ---- xmc.cpp: the open operation and its bookkeeping ---- */
+extern int busy;
+extern int opActive;
+extern bool paramEnabled;
+void opOpen(const char *what, bool implicit, bool int3Batch);
+void opClose(bool returning = true);
+
+/* ---- bytes.cpp ---- */
+bool online(int cpu);
+ByteHist *findByte(unsigned long addr);
+/* The value @b had for a CPU that serialised at @serial. */
+u8 valueAt(const ByteHist *b, u64 serial);
+u8 currentValue(const ByteHist *b);
+/* What a CPU with window (@serial, @upTo] may fetch for byte @b. */
+PSet possible(const ByteHist *b, u64 serial, u64 upTo);
+/* Record one write in the operation; returns its sequence number. */
+u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, int only);
+/* Drop the operation's bytes, writes and sites. */
+void opForget();
+/* The old bytes of intent @in's site, as the operation found them. */
+void oldBytes(const Intent &in, u8 *out);
+/* Where @addr may be fetched from: -1 everyone, -2 nobody, else that CPU only. */
+int reachableBy(unsigned long addr);
+void setRegion(unsigned long start, unsigned long end, int cpu);
+extern std::mutex regionLock;
+extern unsigned int nregions;
+
+/* ---- window.cpp ---- */
+int insnLength(const u8 *p, unsigned int len, bool *falls = nullptr);
+void buildWindow(const Intent &in, u64 serial, u64 upTo, Window *w);
+/* Fetch windows CPUs opened by leaving an EQS while this operation wrote. */
+void takeFresh();
+
+/* ---- torn.cpp: R1 ---- */
+bool findTorn(const Window &w, Torn *t);
+void fillBytes(XmcViolation *v, const Window &w, unsigned int pos, unsigned int len);
+/* Phases of the first and the last write to the site in (@serial, @upTo]. */
+void phasesIn(XmcViolation *v, const Intent &in, u64 serial, u64 upTo);
+/* R1 for one CPU (and all that share its @serial) on one site, up to write @upTo. */
+void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu);
+/* R1 for @cpu, serialised at @serial, on every site written in (@since, @upTo]. */
+void checkSince(u64 serial, u64 since, u64 upTo, int cpu);
+
+/* ---- stale.cpp: R2 ---- */
+extern Exempt exempt[NR_CPUS];
+extern u64 staleReported[NR_CPUS];
+extern bool (*syncPending)(int cpu);
+void checkStaleAtReturn();
+/* R2 records made by CPUs at their first instrumentable fetch, into the log. */
+void takeStaleAtEntry();
+
+/* ---- int3.cpp: R3 ---- */
+extern bool int3Live[NR_CPUS];
+extern bool int3LiveGlobal;
+/* R3, arming: a CPU that may fetch the INT3 just written must have live refs. */
+void checkInt3Armed(const ByteHist *b);
+
+/* ---- sites.cpp: R4 ---- */
+extern std::map<unsigned long, Intent> queuedIntents;
+/* A violation on intent @in's site: old bytes, the requested ones, and @now. */
+XmcViolation intentViolation(XmcRule rule, int cpu, const Intent &in, const u8 *now);
+/* R4 at an INT3 batch's return: every site holds what its caller asked for. */
+void checkFinished();
+/* R4, at a write of an INT3 batch: report its first changed byte outside every site. */
+void checkStray(unsigned long a, const u8 *before, const u8 *after, size_t len, int writer);
+
+/* ---- emulation.cpp: R5 ---- */
+extern EmuRing emuRings[NR_CPUS];
+void checkEmulation(int cpu, const EmuRec &r);
+void takeEmulations(unsigned int budget);
+
+/* ---- tlb.cpp: R6 ---- */
+extern TlbStale tlbStale[NR_CPUS];
+void takeStaleTlb();
+
+/* ---- report.cpp ---- */
+extern XmcStats stats;
+extern std::vector<XmcViolation> violationLog;
+extern unsigned long violationsOn[NR_CPUS];
+extern bool reportedInOp[NR_CPUS];
+extern size_t firstLen;
+extern void (*reporter)(const XmcViolation &v);
+void report(const XmcViolation &found);
+/* A reported CPU starts again from @seq, so that one fault is one report. */
+void forgive(int cpu, u64 seq);
+/* A violation that names the site holding byte @b, as CPU @cpu may fetch it. */
+XmcViolation siteViolation(XmcRule rule, int cpu, const ByteHist *b, u64 serial);
+
+} /* namespace xmc */
+
+} /* namespace kshim */
