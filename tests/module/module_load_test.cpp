@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The module loader (module/main.cpp, docs/modules.md) on a real relocatable
- * object, modules/pokelab_test_mod.o: its alternative is applied before its
+ * object, tests/modules/pokelab_test_mod.o: its alternative is applied before its
  * init runs, its static key's sites (one in its text, one in its noinstr
  * text) are patched through the INT3 batch while CPU 1 runs them with a
  * module reference held, unloading waits for that reference, and

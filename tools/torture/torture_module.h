@@ -2,7 +2,7 @@
 /*
  * pokelab torture --module FILE.o: the module writer (torture_module.cpp).
  * CPU 0's decisions load and unload the module (an object built like
- * modules/pokelab_test_mod.o, with its _site, _noinstr_site and _key) and
+ * tests/modules/pokelab_test_mod.o, with its _site, _noinstr_site and _key) and
  * flip its key; every CPU that runs the sites runs the module's as well,
  * with a module reference held. Task context on CPUs; not async-signal-safe
  * except runModuleSites(), which IRQ work also calls.

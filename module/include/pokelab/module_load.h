@@ -13,7 +13,7 @@
  *
  * A module is built -fno-pic -fno-pie -mcmodel=small -mno-red-zone
  * -fno-asynchronous-unwind-tables -fno-exceptions -fno-rtti
- * -fno-stack-protector -fno-common (modules/meson.build): relocations
+ * -fno-stack-protector -fno-common (tests/modules/meson.build): relocations
  * R_X86_64_64, _32, _32S, _PC32, _PLT32 and _PC64 only, no GOT, PLT or TLS
  * ones, which the loader refuses as the kernel does ("Unknown rela
  * relocation"). The execmem pages lie within 2 GiB of pokelab's text
