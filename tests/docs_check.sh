@@ -29,7 +29,7 @@ for f in "$root/README.md" "$root"/docs/*.md; do
 	# files a page creates (docs/tutorial.md's <!-- tutorial-file: PATH -->)
 	made=$(sed -n 's/.*<!-- tutorial-file: \([^ ]*\) -->.*/\1/p' "$f")
 	# paths that start a word (not ".../tools/..." inside build/tools/pokelab)
-	grep -oE '(^|[^A-Za-z0-9_./-])(kernel_shim|alternative|context_tracking|tools|tests|workloads|docs)/[A-Za-z0-9_./*-]*[A-Za-z0-9_*]' "$f" |
+	grep -oE '(^|[^A-Za-z0-9_./-])(kernel_shim|alternative|context_tracking|module|tools|tests|workloads|docs)/[A-Za-z0-9_./*-]*[A-Za-z0-9_*]' "$f" |
 		sed -E 's/^[^a-z]//' | sort -u | while read -r p; do
 		printf '%s\n' "$made" | grep -qxF "$p" && continue
 		case "$p" in
