@@ -411,6 +411,8 @@ bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 	if (ct_defer_policy == CT_DEFER_V8) {
 		/* pairs with the smp_mb() in switch_to_kernel_cr3() */
 		smp_mb();
+		/* userspace: the checker's store→load rule, the text written before this load */
+		kshim::xmcFenceCheck(kshim::FENCE_PAIR_TEXT_WRITE);
 		return !READ_ONCE(*per_cpu_ptr(&kernel_cr3_loaded, cpu));
 	}
 

@@ -34,6 +34,7 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/busted.h>
 #include <kernel_shim/torture.h>
+#include <kernel_shim/xmc.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/sched.h>
 #include <linux/bug.h>
@@ -84,6 +85,8 @@ extern "C" noinstr void entry_cr3_write(void)
 /* The kernel TLB flush right after the switch (v7 28-31, v8). */
 extern "C" noinstr void entry_kernel_tlb_flush(void)
 {
+	/* userspace: the flush reads the page tables: a fence after kernel_cr3_loaded = 1? */
+	kshim::xmcFenceCheck(kshim::FENCE_PAIR_CR3_LOADED);
 	kshim::tlbFlushLocal();
 }
 
@@ -107,6 +110,9 @@ extern "C" noinstr void switch_to_kernel_cr3_late(void)
 
 extern "C" int pokelab_entry_cr3_mode;
 int pokelab_entry_cr3_mode;
+/* userspace: pokelab.busted=no-mb-entry, for the asm below (set with the mode) */
+extern "C" int pokelab_busted_no_mb_entry;
+int pokelab_busted_no_mb_entry;
 
 static_assert(sizeof(kshim::PerCpu<int>::Slot) == 64, "the stub indexes per-CPU slots by << 6");
 
@@ -149,8 +155,16 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "shlq $6, %rcx\n\t"
     "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
     "movl $1, (%rdx,%rcx)\n\t"			/* kernel_cr3_loaded = 1 */
+    /* userspace: the store's mark for the checker's store→load rule (cpuFenceStore()) */
+    "movq %fs:cpu_fence_events@tpoff, %rax\n\t"
+    "incq %rax\n\t"
+    "movq %rax, %fs:cpu_fence_mark@tpoff\n\t"
+    /* userspace: BUSTED, the smp_mb() below deleted */
+    "cmpl $0, pokelab_busted_no_mb_entry(%rip)\n\t"
+    "jne 2f\n\t"
     /* smp_mb(): pairs with flush_tlb_kernel_range()'s and (v8) ct_set_cpu_work()'s */
-    "lock addl $0, -4(%rsp)\n\t"
+    ASM_SMP_MB
+    "2:\n\t"
     "call entry_cr3_window\n\t"
     "cmpl $" entry_stringify(ENTRY_CR3_V8) ", pokelab_entry_cr3_mode(%rip)\n\t"
     "jne 1f\n\t"
@@ -186,6 +200,7 @@ void ctEntrySetCr3Mode(bool coalesce, bool v8)
 				 : BUSTED(CR3_LOADED_LATE) ? ENTRY_CR3_LATE
 				 : v8			   ? ENTRY_CR3_V8
 							   : ENTRY_CR3_TLBI;
+	pokelab_busted_no_mb_entry = BUSTED(NO_MB_ENTRY);
 }
 
 } /* namespace pokelab */

@@ -64,7 +64,10 @@ static inline cds_lfs_stack_ptr_t lfs(struct __cds_lfs_stack *head)
 static inline bool llist_add(struct cds_lfs_node *node, struct __cds_lfs_stack *head)
 {
 	/* cds_lfs_push() returns false when the stack was empty before the push */
-	return !cds_lfs_push(lfs(head), node);
+	bool was_empty = !cds_lfs_push(lfs(head), node);
+
+	kshim::cpuFenceEvent();	/* its cmpxchg, a locked RMW as llist_add()'s try_cmpxchg() */
+	return was_empty;
 }
 
 /*

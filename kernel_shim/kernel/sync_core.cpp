@@ -14,6 +14,9 @@
 #include <kernel_shim/cpu_events.h>
 #include <linux/atomic.h>
 
+__thread unsigned long cpu_fence_events __attribute__((tls_model("local-exec")));
+__thread unsigned long cpu_fence_mark[kshim::FENCE_PAIR_NR] __attribute__((tls_model("local-exec")));
+
 namespace kshim {
 
 namespace {

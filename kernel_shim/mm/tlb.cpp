@@ -19,6 +19,7 @@
 
 #include <asm/barrier.h>
 #include <asm/tlbflush.h>
+#include <kernel_shim/busted.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
@@ -79,8 +80,13 @@ bool flush_tlb_kernel_cond(int cpu, void *info)
 	 * kernel_cr3_loaded and its flush (switch_to_kernel_cr3()): the
 	 * caller's smp_mb() orders its page-table change before this load.
 	 */
-	return housekeeping_cpu(cpu, HK_TYPE_KERNEL_NOISE) ||
-	       READ_ONCE(*per_cpu_ptr(&kernel_cr3_loaded, cpu));
+	if (housekeeping_cpu(cpu, HK_TYPE_KERNEL_NOISE))
+		return true;
+	/* userspace: the checker's store→load rule, the page-table change before this load */
+	kshim::xmcFenceCheck(kshim::FENCE_PAIR_PT_CHANGE);
+	if (BUSTED(GATE_NO_CR3))	/* userspace: BUSTED, the kernel_cr3_loaded test deleted */
+		return false;
+	return READ_ONCE(*per_cpu_ptr(&kernel_cr3_loaded, cpu));
 }
 
 } /* namespace */
@@ -131,7 +137,8 @@ void flush_tlb_kernel_range(unsigned long start, unsigned long end)
 
 	if (coalesce) {
 		/* the page-table change before the reads of kernel_cr3_loaded */
-		smp_mb();
+		if (!BUSTED(NO_MB_TLB))	/* userspace: BUSTED, the smp_mb() deleted */
+			smp_mb();
 		on_each_cpu_cond(flush_tlb_kernel_cond, fn, &info, 1);
 	} else {
 		on_each_cpu(fn, &info, 1);
@@ -183,8 +190,13 @@ void tlbKernelRangeChanged(unsigned long start, unsigned long end)
 	}
 	c.returned.store(false, std::memory_order_relaxed);
 	c.gen.store(g, std::memory_order_release);
-	/* the page-table update: a full barrier, as the set_pte() and its flush need */
-	ptGen.store(g, std::memory_order_seq_cst);
+	/*
+	 * The page-table update itself, a plain store as set_pte() is: the
+	 * ordering its flush needs is the flusher's own smp_mb(), which the
+	 * checker holds it to (the store→load rule).
+	 */
+	ptGen.store(g, std::memory_order_release);
+	kshim::cpuFenceStore(kshim::FENCE_PAIR_PT_CHANGE);
 }
 
 noinstr void tlbFlushLocal() noexcept

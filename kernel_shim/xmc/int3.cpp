@@ -61,8 +61,8 @@ void xmcInt3RefsDrain(int cpu) noexcept
 
 		if ((cpu >= 0 && (int)c != cpu) || !online(c))
 			continue;
-		fetching = __atomic_load_n(&x->fetching, __ATOMIC_SEQ_CST);
-		s = __atomic_load_n(&cpuEvents[c].serial, __ATOMIC_ACQUIRE);
+		fetching = __atomic_load_n(&x->fetching, __ATOMIC_ACQUIRE);
+		s = serialOf(c);
 		stats.int3Checks++;
 		for (u32 i : op->int3Bytes) {
 			const ByteHist *b = &op->bytes[i];

@@ -43,7 +43,9 @@ void report(const XmcViolation &found)
 	XmcViolation v = found;
 
 	v.ts = clockNs();	/* when the model saw it, for a timeline's mark */
-	if (v.rule != XmcRule::StaleAtEntry) {
+	/* the rules a CPU records itself are one report per fault already */
+	if (v.rule != XmcRule::StaleAtEntry && v.rule != XmcRule::MissingFence &&
+	    v.rule != XmcRule::Int3Declined) {
 		if (reportedInOp[v.cpu]) {
 			stats.more++;
 			return;
@@ -68,7 +70,8 @@ void report(const XmcViolation &found)
 /* A reported CPU starts again from @seq, so that one fault is one report. */
 void forgive(int cpu, u64 seq)
 {
-	cpuRaiseSerial(&cpuEvents[cpu], seq);
+	if (raised[cpu] < seq)
+		__atomic_store_n(&raised[cpu], seq, __ATOMIC_RELEASE);
 }
 
 /* A violation that names the site holding byte @b, as CPU @cpu may fetch it. */
@@ -194,6 +197,27 @@ std::string xmcFormat(const XmcViolation &v)
 				 "had returned", traceSymbol(v.ip, true), v.site, v.rangeEnd,
 				 v.tlbGen, v.tlbCpuGen);
 		break;
+	case XmcRule::WrongSite:
+		s += fmt::format(": after {} the site holds other bytes than {}", v.op,
+				 v.detail.empty() ? "its table demands" : v.detail);
+		break;
+	case XmcRule::MissingFence:
+		s += fmt::format(": it {} and then {} at {} [{:#x}] with no full fence between: "
+				 "x86-TSO lets the load pass the store (smp_mb(), a locked "
+				 "instruction or a serialising one must come between)",
+				 fencePairStore(v.pair), fencePairLoad(v.pair),
+				 traceSymbol(v.ip, true), v.ip);
+		break;
+	case XmcRule::Int3RefsHeld:
+		s += fmt::format(": {}'s INT3 refs drain returned while this CPU's refs count read "
+				 "{}: a handler still holds one and may read the array the next "
+				 "batch refills", v.op, v.refs);
+		break;
+	case XmcRule::Int3Declined:
+		s += fmt::format(": the INT3 handler declined (returned 0 for) a trap on an INT3 "
+				 "that {} wrote {} and had not removed (this CPU's refs read {})",
+				 v.op, phaseSpan(v), v.refs);
+		break;
 	}
 	if (!v.len)
 		return s + "\n";
@@ -214,7 +238,7 @@ std::string xmcFormat(const XmcViolation &v)
 	if (v.tornLen)
 		s += fmt::format("  {} {:<44} {}\n", v.rule == XmcRule::Unfinished ? "now: " : "torn:",
 				 hex(v.tornBytes, v.tornLen), decode(v.tornBytes, v.tornLen, v.site));
-	if (!v.detail.empty())
+	if (!v.detail.empty() && v.rule != XmcRule::WrongSite)
 		s += "  " + v.detail + "\n";
 	return s;
 }
@@ -335,6 +359,11 @@ XmcStats &operator+=(XmcStats &a, const XmcStats &b) noexcept
 	return a;
 }
 
+u64 xmcSerialOf(int cpu) noexcept
+{
+	return serialOf(cpu);
+}
+
 unsigned long xmcViolationsOn(int cpu) noexcept
 {
 	return violationsOn[cpu];
@@ -371,6 +400,14 @@ const char *xmcRuleName(XmcRule r)
 		return "INT3 emulated wrongly";
 	case XmcRule::StaleTlb:
 		return "stale TLB";
+	case XmcRule::WrongSite:
+		return "site holds the wrong instruction";
+	case XmcRule::MissingFence:
+		return "no fence between a store and its load";
+	case XmcRule::Int3RefsHeld:
+		return "INT3 refs held past the drain";
+	case XmcRule::Int3Declined:
+		return "INT3 declined on an armed site";
 	}
 	return "?";
 }

@@ -40,9 +40,9 @@ void checkStaleAtReturn()
 		 * meanwhile serialises first (its flush), so its serial is
 		 * never older than the state it was exempted in.
 		 */
-		fetching = __atomic_load_n(&c->fetching, __ATOMIC_SEQ_CST);
+		fetching = __atomic_load_n(&c->fetching, __ATOMIC_ACQUIRE);
 		deferred = !fetching && syncPending && syncPending(cpu);
-		s = __atomic_load_n(&cpuEvents[cpu].serial, __ATOMIC_SEQ_CST);
+		s = serialOf(cpu);
 		stats.returnChecks++;
 		if (s >= op->last)
 			continue;
@@ -131,23 +131,23 @@ void xmcFirstFetch(int cpu, unsigned long ip) noexcept
 	 *	fetching = 1			textWriteSeq = seq
 	 *	now = textWriteSeq		load fetching[n]
 	 */
-	__atomic_store_n(&c->fetching, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->fetching, 1, __ATOMIC_RELEASE);
 	if (!xmcEnabled)
 		return;
-	__atomic_fetch_add(&c->entryChecks, 1, __ATOMIC_RELAXED);
-	s = __atomic_load_n(&cpuEvents[cpu].serial, __ATOMIC_ACQUIRE);
+	cpuCountOwn(&c->entryChecks);
+	s = serialOf(cpu);
 	end = __atomic_load_n(&xmcLastOpEnd, __ATOMIC_ACQUIRE);
-	now = __atomic_load_n(&textWriteSeq, __ATOMIC_SEQ_CST);
+	now = __atomic_load_n(&textWriteSeq, __ATOMIC_ACQUIRE);
 	if (s < end) {
 		/* R2: an operation returned that this CPU never serialised against. */
-		__atomic_fetch_add(&c->staleCount, 1, __ATOMIC_RELAXED);
+		cpuCountOwn(&c->staleCount);
 		if (!__atomic_load_n(&c->staleHave, __ATOMIC_ACQUIRE)) {
 			c->staleIp = ip;
 			c->staleSerial = s;
 			c->staleOpEnd = end;
 			__atomic_store_n(&c->staleHave, 1, __ATOMIC_RELEASE);
 		}
-		cpuRaiseSerial(&cpuEvents[cpu], end);
+		cpuRaiseOwn(&c->forgiven, end);
 		s = end;
 	}
 	if (s < now) {

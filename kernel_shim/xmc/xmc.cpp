@@ -49,7 +49,16 @@ bool xmcEnabled = true;
 
 namespace xmc {
 
+/* What the CPUs recorded for the writer to report: R2 at entry, R6, R8. */
+void takeCpuRecords()
+{
+	takeStaleAtEntry();
+	takeStaleTlb();
+	takeMissingFences();
+}
+
 Op *op;
+u64 raised[NR_CPUS];
 /* A write is being checked: a crash on another CPU waits for its verdict. */
 int busy;
 /* An operation is open: a crash waits a little for its verdict at the return. */
@@ -95,15 +104,14 @@ void opClose(bool returning)
 	 *	load xmcLastOpEnd		load fetching[n]
 	 */
 	if (op->last)
-		__atomic_store_n(&xmcLastOpEnd, op->last, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&xmcLastOpEnd, op->last, __ATOMIC_RELEASE);
 
 	checkStaleAtReturn();
 	stats.ops++;
 
 	opForget();
 	__atomic_store_n(&opActive, 0, __ATOMIC_RELEASE);
-	takeStaleAtEntry();
-	takeStaleTlb();
+	takeCpuRecords();
 }
 
 } /* namespace xmc */
@@ -169,8 +177,13 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 		inNoinstr |= b && b->inNoinstr;
 		int3 |= after[i] == kInt3 && before[i] != kInt3;
 	}
-	/* The bytes are in memory: CPUs that serialise from now on cover this write. */
-	__atomic_store_n(&textWriteSeq, seq, __ATOMIC_SEQ_CST);
+	/*
+	 * The bytes are in memory: CPUs that serialise from now on cover this
+	 * write. A release store, no fence: the ordering a protocol needs after
+	 * a text write is its own (the store→load rule holds it to that).
+	 */
+	__atomic_store_n(&textWriteSeq, seq, __ATOMIC_RELEASE);
+	cpuFenceStore(FENCE_PAIR_TEXT_WRITE);
 
 	takeFresh();
 	takeEmulations(kEmuPerWrite);
@@ -186,9 +199,9 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 
 		if ((int)cpu == writer || !online(cpu) || (only >= 0 && (int)cpu != only))
 			continue;
-		if (!inNoinstr && !__atomic_load_n(&c->fetching, __ATOMIC_SEQ_CST))
+		if (!inNoinstr && !__atomic_load_n(&c->fetching, __ATOMIC_ACQUIRE))
 			continue;
-		s = __atomic_load_n(&cpuEvents[cpu].serial, __ATOMIC_ACQUIRE);
+		s = serialOf(cpu);
 		if (s >= seq)
 			continue;
 		for (unsigned int k = 0; k < nserials && !seen; k++)
@@ -221,7 +234,7 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 				__atomic_store_n(&cpuEvents[writer].irqsOnCall, 1, __ATOMIC_RELAXED);
 			}
 		} else {
-			u64 s = __atomic_load_n(&cpuEvents[writer].serial, __ATOMIC_ACQUIRE);
+			u64 s = serialOf(writer);
 
 			if (s < seq)
 				checkSince(s, std::max(s, seq - 1), seq, writer);
@@ -242,7 +255,7 @@ void xmcWriterIrqsOn(int cpu) noexcept
 	__atomic_store_n(&cpuEvents[cpu].irqsOnCall, 0, __ATOMIC_RELAXED);
 	if (!op || !op->open || !op->nwrites)
 		return;
-	s = __atomic_load_n(&cpuEvents[cpu].serial, __ATOMIC_ACQUIRE);
+	s = serialOf(cpu);
 	now = textWriteSeq;
 	if (s >= now)
 		return;
@@ -263,8 +276,7 @@ void xmcOpBegin(const char *what, bool int3Batch) noexcept
 	if (op->open)
 		opClose();
 	opOpen(what, false, int3Batch);
-	takeStaleAtEntry();
-	takeStaleTlb();
+	takeCpuRecords();
 }
 
 void xmcOpEnd() noexcept
@@ -292,7 +304,8 @@ void xmcMembarrierRound(u64 seq) noexcept
 
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
 		if ((int)cpu != self && online(cpu))
-			cpuRaiseSerial(&cpuEvents[cpu], seq);
+			if (raised[cpu] < seq)
+				__atomic_store_n(&raised[cpu], seq, __ATOMIC_RELEASE);
 }
 
 void xmcQuiesce() noexcept
@@ -301,8 +314,7 @@ void xmcQuiesce() noexcept
 		return;
 	if (op->open)
 		opClose();
-	takeStaleAtEntry();
-	takeStaleTlb();
+	takeCpuRecords();
 }
 
 void xmcReset() noexcept
@@ -318,6 +330,8 @@ void xmcReset() noexcept
 
 		cpuEvents[cpu].serial = 0;
 		cpuEvents[cpu].serialCount = 0;
+		c->forgiven = 0;
+		raised[cpu] = 0;
 		cpuEvents[cpu].irqsOnCall = 0;
 		c->fetching = 1;
 		c->freshHead = c->freshTail = 0;
@@ -330,6 +344,9 @@ void xmcReset() noexcept
 		emuRings[cpu].head = emuRings[cpu].tail = 0;
 		emuRings[cpu].dropped = 0;
 		violationsOn[cpu] = 0;
+		reportedInOp[cpu] = false;
+		tlbStale[cpu].have = 0;
+		fenceMissing[cpu].have = 0;
 	}
 	int3LiveGlobal = false;
 	textWriteSeq = 0;

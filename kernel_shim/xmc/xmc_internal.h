@@ -17,6 +17,7 @@
 #error "kernel_shim/xmc/xmc_internal.h is private to kernel_shim/xmc"
 #endif
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -274,12 +275,38 @@ struct TlbStale {
 	u64 gen, cpuGen;
 };
 
+/* R8 records, one per CPU until reported (xmcFenceMissing()) */
+struct FenceMissing {
+	int have;
+	int pair;
+	unsigned long ip;
+};
+
+/*
+ * What the model takes a CPU to have serialised against: its own record
+ * (kernel_shim/cpu_events.h), raised by what the model forgives (one fault,
+ * one report) and by what membarrier covers, which the model keeps apart:
+ * @raised is the writer's, XmcCpu::forgiven the CPU's own.
+ */
+extern u64 raised[NR_CPUS];
+
+static inline u64 serialOf(unsigned int cpu)
+{
+	u64 s = __atomic_load_n(&cpuEvents[cpu].serial, __ATOMIC_ACQUIRE);
+	u64 f = __atomic_load_n(&xmcCpus[cpu].forgiven, __ATOMIC_ACQUIRE);
+	u64 r = __atomic_load_n(&raised[cpu], __ATOMIC_ACQUIRE);
+
+	return std::max({s, f, r});
+}
+
 /* ---- xmc.cpp: the open operation and its bookkeeping ---- */
 extern int busy;
 extern int opActive;
 extern bool paramEnabled;
 void opOpen(const char *what, bool implicit, bool int3Batch);
 void opClose(bool returning = true);
+/* What the CPUs recorded for the writer to report (R2 at entry, R6, R8). */
+void takeCpuRecords();
 
 /* ---- bytes.cpp ---- */
 bool online(int cpu);
@@ -348,6 +375,12 @@ void takeEmulations(unsigned int budget);
 /* ---- tlb.cpp: R6 ---- */
 extern TlbStale tlbStale[NR_CPUS];
 void takeStaleTlb();
+
+/* ---- fence.cpp: R8 ---- */
+extern FenceMissing fenceMissing[NR_CPUS];
+void takeMissingFences();
+const char *fencePairStore(int pair);
+const char *fencePairLoad(int pair);
 
 /* ---- report.cpp ---- */
 extern XmcStats stats;

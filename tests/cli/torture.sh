@@ -45,6 +45,13 @@ busted)
 		echo "pokelab.busted=$name: $first"
 		exit 0
 	fi
+	# the store→load rule names the CPU, the pair and where its load was
+	if echo "$first" | grep -q '^xmc: no fence between a store and its load: '; then
+		echo "$first" | grep -Eq '^xmc: no fence between a store and its load: CPU [0-9]+: it .* at [^ ]+\+0x[0-9a-f]+ \[0x[0-9a-f]+\] with no full fence between' ||
+			fail "pokelab.busted=$name: the fence violation does not name the CPU and the load"
+		echo "pokelab.busted=$name: $first"
+		exit 0
+	fi
 	# the TLB rule names the CPU and the kernel range it touched
 	if echo "$first" | grep -q '^xmc: stale TLB: '; then
 		echo "$first" | grep -Eq '^xmc: stale TLB: CPU [0-9]+ at .*: touched kernel range \[0x[0-9a-f]+, 0x[0-9a-f]+\)' ||

@@ -66,7 +66,7 @@ protected:
 		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
 			serialiseCpu(cpu);
 	}
-	void serialiseCpu(int cpu) { kshim::cpuRaiseSerial(&kshim::cpuEvents[cpu], kshim::textWriteSeq); }
+	void serialiseCpu(int cpu) { kshim::cpuRaiseOwn(&kshim::cpuEvents[cpu].serial, kshim::textWriteSeq); }
 
 	/* A write the model sees, made to the test's text buffer. */
 	void write(unsigned int off, const u8 *bytes, size_t len)
@@ -349,10 +349,10 @@ TEST_F(Xmc, EverySerialisingKindCounts)
 		write1(40, (u8)(text_[40] + 1));
 		u64 seq = kshim::textWriteSeq;
 
-		ASSERT_LT(kshim::cpuEvents[1].serial, seq);
+		ASSERT_LT(kshim::xmcSerialOf(1), seq);
 		kshim::cpuRun(1, fn);
 		kshim::cpuWait(1);
-		EXPECT_EQ(kshim::cpuEvents[1].serial, seq);
+		EXPECT_EQ(kshim::xmcSerialOf(1), seq);
 		allSerialise();
 		kshim::xmcOpEnd();
 	}
@@ -362,8 +362,8 @@ TEST_F(Xmc, EverySerialisingKindCounts)
 	write1(40, (u8)(text_[40] + 1));
 	u64 seq = kshim::textWriteSeq;
 	kshim::xmcMembarrierRound(seq);
-	EXPECT_EQ(kshim::cpuEvents[1].serial, seq);
-	EXPECT_LT(kshim::cpuEvents[0].serial, seq) << "membarrier does not serialise its caller";
+	EXPECT_EQ(kshim::xmcSerialOf(1), seq);
+	EXPECT_LT(kshim::xmcSerialOf(0), seq) << "membarrier does not serialise its caller";
 	serialiseCpu(0);
 	kshim::xmcOpEnd();
 
@@ -373,12 +373,12 @@ TEST_F(Xmc, EverySerialisingKindCounts)
 	seq = kshim::textWriteSeq;
 	kshim::cpuRun(1, [] { kshim::cpuEret(); });
 	kshim::cpuWait(1);
-	EXPECT_LT(kshim::cpuEvents[1].serial, seq) << "eret=plain: a return does not serialise";
+	EXPECT_LT(kshim::xmcSerialOf(1), seq) << "eret=plain: a return does not serialise";
 	kshim::eretSerialises = true;
 	kshim::cpuRun(1, [] { kshim::cpuEret(); });
 	kshim::cpuWait(1);
 	kshim::eretSerialises = false;
-	EXPECT_EQ(kshim::cpuEvents[1].serial, seq);
+	EXPECT_EQ(kshim::xmcSerialOf(1), seq);
 	allSerialise();
 	kshim::xmcOpEnd();
 	EXPECT_EQ(violations(), 0u);

@@ -316,10 +316,7 @@ std::string bustedHelp()
 
 	for (unsigned int i = 0; i < n; i++)
 		s += fmt::format("  {:<20} {}{}\n", v[i].name, v[i].what,
-				 !v[i].deferral ? ""
-				 : v[i].id == POKELAB_BUSTED_CR3_LOADED_LATE
-					 ? " [with --cpus 4 --nohz-full 2-3 --ct-defer v7-tlbi]"
-					 : " [with --cpus 4 --nohz-full 2-3 --ct-defer v7]");
+				 v[i].with ? fmt::format(" [with {}]", v[i].with) : "");
 	s += "  (and --ct-defer v5 with --nohz-full: the v5 ct_set_cpu_work() bug)\n";
 	return s;
 }

@@ -29,7 +29,16 @@ enum pokelab_busted {
 	POKELAB_BUSTED_PHASE3_SKIP_LAST,	/* phase 3 stops one site short: its INT3 stays */
 	POKELAB_BUSTED_TAIL_OVERRUN,		/* phase 2 writes one byte past each site's tail */
 	POKELAB_BUSTED_CALL_AS_JMP,		/* the INT3 handler emulates a CALL as a JMP */
-	POKELAB_BUSTED_CR3_LOADED_LATE,		/* v7 30/31's order: flush, then kernel_cr3_loaded = 1 */
+	POKELAB_BUSTED_CR3_LOADED_LATE,		/* v6 27/29's order: flush, then kernel_cr3_loaded = 1 */
+	POKELAB_BUSTED_NO_MB_ENTRY,		/* the entry stub's smp_mb() after kernel_cr3_loaded = 1 */
+	POKELAB_BUSTED_NO_MB_TLB,		/* flush_tlb_kernel_range()'s smp_mb() before the gate */
+	POKELAB_BUSTED_REFS_NO_WAIT,		/* the refs drain does not wait for the handlers */
+	POKELAB_BUSTED_HANDLER_MISS_LAST,	/* the INT3 handler's lookup misses the last site */
+	POKELAB_BUSTED_JL_SKIP_LAST,		/* __jump_label_update() stops one site short */
+	POKELAB_BUSTED_SC_JMP_FOR_CALL,		/* an inline static-call CALL site rewritten as a JMP */
+	POKELAB_BUSTED_GATE_NO_CR3,		/* the TLB-flush gate without its kernel_cr3_loaded test */
+	POKELAB_BUSTED_DEFER_MODULE_NOINSTR,	/* defer syncs for a batch with module noinstr sites */
+	POKELAB_BUSTED_NMI_PARANOID_POSTED,	/* the NMI's paranoid entry as posted in v7 29/31 */
 	POKELAB_BUSTED_NR,
 };
 
@@ -44,7 +53,7 @@ struct BustedVariant {
 	enum pokelab_busted id;
 	const char *name;	/* as pokelab.busted= takes it */
 	const char *what;	/* one line: the wrong patch */
-	bool deferral;		/* needs isolated CPUs (nohz_full=) and ct_defer=v7 to show */
+	const char *with;	/* torture options it needs to show (nullptr: none) */
 };
 
 /* Every variant, POKELAB_BUSTED_NONE excluded, in enum order. */

@@ -19,6 +19,11 @@
  * The raw_ variants are the same operations; in the kernel they differ only
  * in being uninstrumented, which here means nothing.
  *
+ * Every read-modify-write is LOCK-prefixed on x86, a full fence whether or
+ * not it is ordered in the LKMM (a failed cmpxchg too), and each records
+ * one on the calling CPU (kshim::cpuFenceEvent(), kernel_shim/cpu_events.h)
+ * for the checker's store→load rule.
+ *
  * Every operation is lock-free, async-signal-safe and callable from any
  * thread.
  */
@@ -94,11 +99,13 @@ static __always_inline void atomic_set_release(atomic_t *v, int i)
 static __always_inline void atomic_add(int i, atomic_t *v)
 {
 	__atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED);
+	kshim::cpuFenceEvent();
 }
 
 static __always_inline void atomic_sub(int i, atomic_t *v)
 {
 	__atomic_fetch_sub(&v->counter, i, __ATOMIC_RELAXED);
+	kshim::cpuFenceEvent();
 }
 
 static __always_inline void atomic_inc(atomic_t *v)
@@ -113,12 +120,18 @@ static __always_inline void atomic_dec(atomic_t *v)
 
 static __always_inline int atomic_add_return(int i, atomic_t *v)
 {
-	return __atomic_add_fetch(&v->counter, i, __ATOMIC_SEQ_CST);
+	int r = __atomic_add_fetch(&v->counter, i, __ATOMIC_SEQ_CST);
+
+	kshim::cpuFenceEvent();
+	return r;
 }
 
 static __always_inline int atomic_sub_return(int i, atomic_t *v)
 {
-	return __atomic_sub_fetch(&v->counter, i, __ATOMIC_SEQ_CST);
+	int r = __atomic_sub_fetch(&v->counter, i, __ATOMIC_SEQ_CST);
+
+	kshim::cpuFenceEvent();
+	return r;
 }
 
 static __always_inline int atomic_inc_return(atomic_t *v)
@@ -133,17 +146,26 @@ static __always_inline int atomic_dec_return(atomic_t *v)
 
 static __always_inline int atomic_fetch_add(int i, atomic_t *v)
 {
-	return __atomic_fetch_add(&v->counter, i, __ATOMIC_SEQ_CST);
+	int r = __atomic_fetch_add(&v->counter, i, __ATOMIC_SEQ_CST);
+
+	kshim::cpuFenceEvent();
+	return r;
 }
 
 static __always_inline int atomic_fetch_or(int i, atomic_t *v)
 {
-	return __atomic_fetch_or(&v->counter, i, __ATOMIC_SEQ_CST);
+	int r = __atomic_fetch_or(&v->counter, i, __ATOMIC_SEQ_CST);
+
+	kshim::cpuFenceEvent();
+	return r;
 }
 
 static __always_inline int atomic_fetch_andnot(int i, atomic_t *v)
 {
-	return __atomic_fetch_and(&v->counter, ~i, __ATOMIC_SEQ_CST);
+	int r = __atomic_fetch_and(&v->counter, ~i, __ATOMIC_SEQ_CST);
+
+	kshim::cpuFenceEvent();
+	return r;
 }
 
 static __always_inline bool atomic_dec_and_test(atomic_t *v)
@@ -158,7 +180,10 @@ static __always_inline bool atomic_inc_and_test(atomic_t *v)
 
 static __always_inline int atomic_xchg(atomic_t *v, int i)
 {
-	return __atomic_exchange_n(&v->counter, i, __ATOMIC_SEQ_CST);
+	int r = __atomic_exchange_n(&v->counter, i, __ATOMIC_SEQ_CST);
+
+	kshim::cpuFenceEvent();
+	return r;
 }
 
 /* Returns the value seen; stores @new only if it was @old. Fully ordered. */
@@ -166,6 +191,7 @@ static __always_inline int atomic_cmpxchg(atomic_t *v, int old, int new_val)
 {
 	__atomic_compare_exchange_n(&v->counter, &old, new_val, false, __ATOMIC_SEQ_CST,
 				    __ATOMIC_SEQ_CST);
+	kshim::cpuFenceEvent();
 	return old;
 }
 
@@ -175,8 +201,11 @@ static __always_inline int atomic_cmpxchg(atomic_t *v, int old, int new_val)
  */
 static __always_inline bool atomic_try_cmpxchg(atomic_t *v, int *old, int new_val)
 {
-	return __atomic_compare_exchange_n(&v->counter, old, new_val, false, __ATOMIC_SEQ_CST,
-					   __ATOMIC_RELAXED);
+	bool ok = __atomic_compare_exchange_n(&v->counter, old, new_val, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED);
+
+	kshim::cpuFenceEvent();
+	return ok;
 }
 
 /* Add @a unless the value is @u; returns the old value. Fully ordered. */
@@ -236,9 +265,11 @@ static __always_inline void atomic_long_set(atomic_long_t *v, long i)
 static __always_inline void atomic_long_inc(atomic_long_t *v)
 {
 	__atomic_fetch_add(&v->counter, 1, __ATOMIC_RELAXED);
+	kshim::cpuFenceEvent();
 }
 
 static __always_inline void atomic_long_add(long i, atomic_long_t *v)
 {
 	__atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED);
+	kshim::cpuFenceEvent();
 }

@@ -4,13 +4,16 @@
  *
  * CUSTOM: include/linux/mutex.h on std::mutex, with the owner recorded so
  * that lockdep_assert_held() is a real check. Task context only; never from
- * a signal handler.
+ * a signal handler. Taking and releasing one is a locked RMW in the kernel
+ * (the owner word's cmpxchg), and each is recorded as the full fence it is
+ * (kernel_shim/cpu_events.h).
  */
 #pragma once
 
 #include <atomic>
 #include <mutex>
 
+#include <kernel_shim/cpu_events.h>
 #include <linux/bug.h>
 
 struct mutex {
@@ -32,6 +35,7 @@ const void *currentTask() noexcept;
 static inline void mutex_lock(struct mutex *m)
 {
 	m->lock.lock();
+	kshim::cpuFenceEvent();
 	m->owner.store(kshim::currentTask(), std::memory_order_relaxed);
 }
 
@@ -41,6 +45,7 @@ static inline void mutex_unlock(struct mutex *m)
 	if (m->on_release)
 		m->on_release();
 	m->owner.store(nullptr, std::memory_order_relaxed);
+	kshim::cpuFenceEvent();
 	m->lock.unlock();
 }
 

@@ -74,7 +74,11 @@ bool tlbCoalesce() noexcept;
 /*
  * MODEL: [@start, @end) of kernel virtual memory had its page tables
  * changed (unmapped, or its protections changed); a flush must follow.
- * Task context, any CPU; takes a lock. A full barrier.
+ * The change is a plain store, as set_pte() is, and the store of the
+ * checker's PT_CHANGE pair (kernel_shim/cpu_events.h): the flusher's read
+ * of kernel_cr3_loaded must have a full fence after it. Task context, any
+ * CPU; takes a lock of the model's own, which the checker does not count
+ * as a fence of the kernel's.
  */
 void tlbKernelRangeChanged(unsigned long start, unsigned long end);
 

@@ -74,6 +74,8 @@ namespace kshim {
 
 /* Per-CPU state of the model, written by the CPU itself unless said otherwise. */
 struct alignas(SMP_CACHE_BYTES) XmcCpu {
+	/* What the model forgave this CPU at its first fetch (R2 at entry: one report). */
+	u64 forgiven;
 	/* May fetch instrumentable text: outside an EQS and past the entry's flush. */
 	u8 fetching;
 	/* The writer owes a check at its next IRQ enable (cpuEvents[].irqsOnCall) since: */
@@ -117,7 +119,7 @@ static __always_inline void xmcEqsEnter(void)
 	int cpu = tlsCpu;
 
 	if (cpu >= 0)
-		__atomic_store_n(&xmcCpus[cpu].fetching, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&xmcCpus[cpu].fetching, 0, __ATOMIC_RELAXED);
 }
 
 /*
@@ -152,6 +154,28 @@ void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) no
  */
 void xmcTlbStale(int cpu, unsigned long start, unsigned long end, u64 gen, u64 cpuGen,
 		 unsigned long ip) noexcept;
+
+/*
+ * R8, the store→load rule: record that the calling CPU's @pair load had no
+ * full fence after the pair's last store (kernel_shim/cpu_events.h), at
+ * @ip. Kept per CPU (the first one) until the model reports it at its next
+ * operation boundary. noinstr, call-free, async-signal-safe.
+ */
+void xmcFenceMissing(enum CpuFencePair pair, unsigned long ip) noexcept;
+
+/*
+ * R8 at a protocol's load: the calling CPU is about to make @pair's load
+ * (the one x86-TSO would let pass the pair's store); it must have executed
+ * a full fence since the store. One thread-local compare when it has.
+ * Inline, noinstr-safe, async-signal-safe.
+ */
+static __always_inline void xmcFenceCheck(enum CpuFencePair pair)
+{
+	if (unlikely(!cpuFencedSince(pair))) {
+		xmcFenceMissing(pair, _THIS_IP_);
+		cpu_fence_mark[pair] = 0;	/* one report per store */
+	}
+}
 
 /* ---- Write side: text_mutex holder (or the boot CPU), task context. ---- */
 

@@ -16,7 +16,6 @@ namespace kshim {
 
 /* ---- Results. Task context. ---- */
 
-
 enum class XmcRule {
 	Torn,			/* R1 */
 	Stale,			/* R2, at the operation's return */
@@ -27,6 +26,10 @@ enum class XmcRule {
 	Unfinished,		/* R4, at the batch's return */
 	Int3Misemulated,	/* R5 */
 	StaleTlb,		/* R6: a kernel range touched through a translation its flush removed */
+	WrongSite,		/* R7: a site holds other bytes than its table and state demand */
+	MissingFence,		/* R8: a protocol's load with no full fence after its store */
+	Int3RefsHeld,		/* R3: INT3 refs still held (read from the atomics) at the drain's return */
+	Int3Declined,		/* R3: the handler declined a trap on an INT3 the batch armed */
 };
 
 struct XmcViolation {
@@ -52,6 +55,8 @@ struct XmcViolation {
 	/* StaleTlb: the range [site, rangeEnd), its change's generation, the CPU's TLB's */
 	unsigned long rangeEnd;
 	u64 tlbGen, tlbCpuGen;
+	int pair;		/* MissingFence: the store→load pair (kernel_shim/cpu_events.h) */
+	long refs;		/* Int3RefsHeld: the count read; Int3Declined: the CPU's refs then */
 	u64 ts;			/* when the model reported it (CLOCK_MONOTONIC, ns) */
 };
 
@@ -81,6 +86,12 @@ struct XmcStats {
 XmcStats xmcStats() noexcept;
 XmcStats operator-(const XmcStats &a, const XmcStats &b) noexcept;
 XmcStats &operator+=(XmcStats &a, const XmcStats &b) noexcept;
+/*
+ * The write sequence the model takes CPU @cpu to have serialised against:
+ * its own serialisations (kernel_shim/cpu_events.h), membarrier rounds, and
+ * what the model forgave it after a report. Any thread.
+ */
+u64 xmcSerialOf(int cpu) noexcept;
 /* Violations found on @cpu since boot. */
 unsigned long xmcViolationsOn(int cpu) noexcept;
 /* The first violations (at most 64), in the order found. */
