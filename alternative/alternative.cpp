@@ -517,8 +517,8 @@ static __always_inline void put_text_poke_array(void)
  * smp_text_poke_batch_finish() so that it reads as upstream's: publish
  * sets every CPU's count (or, refs=global, v6.15's one shared count) to 1
  * with release; drain drops the batch's own and waits for handlers still
- * holding one. Both tell the false-sharing census and the
- * cross-modifying-code model.
+ * holding one. Both feed the false-sharing census; at the drain's return
+ * the cross-modifying-code model reads the counts themselves (R3).
  */
 static void text_poke_array_refs_publish(void)
 {
@@ -528,14 +528,12 @@ static void text_poke_array_refs_publish(void)
 		atomic_set_release(&text_poke_array_refs_global, 1);
 		text_poke_refs_written(TEXT_POKE_REFS_GLOBAL_LINE);
 		text_poke_refs_patcher_writes++;
-		kshim::xmcInt3RefsPublish(-1);
 		return;
 	}
 	for_each_possible_cpu(i) {
 		atomic_set_release(per_cpu_ptr(&text_poke_array_refs, i), 1);
 		text_poke_refs_written(i);
 		text_poke_refs_patcher_writes++;
-		kshim::xmcInt3RefsPublish(i);
 	}
 }
 
@@ -547,25 +545,26 @@ static void text_poke_array_refs_drain(void)
 	if (text_poke_refs_global) {
 		bool last;
 
-		kshim::xmcInt3RefsDrain(-1);
 		last = atomic_dec_and_test(&text_poke_array_refs_global);
 		text_poke_refs_written(TEXT_POKE_REFS_GLOBAL_LINE);
 		text_poke_refs_patcher_writes++;
-		if (!last)
+		if (!last && !BUSTED(REFS_NO_WAIT))	/* userspace: BUSTED, no wait */
 			atomic_cond_read_acquire(&text_poke_array_refs_global, !VAL);
+		kshim::xmcInt3RefsDrained();	/* the model reads the counts */
 		return;
 	}
 	for_each_possible_cpu(i) {
 		atomic_t *refs = per_cpu_ptr(&text_poke_array_refs, i);
 		bool last;
 
-		kshim::xmcInt3RefsDrain(i);
 		last = atomic_dec_and_test(refs);
 		text_poke_refs_written(i);
 		text_poke_refs_patcher_writes++;
-		if (unlikely(!last))
+		/* userspace: BUSTED, the wait for handlers still holding a ref deleted */
+		if (unlikely(!last) && !BUSTED(REFS_NO_WAIT))
 			atomic_cond_read_acquire(refs, !VAL);
 	}
+	kshim::xmcInt3RefsDrained();	/* the model reads the counts */
 }
 
 /*
@@ -634,7 +633,8 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 	/* A one-site batch needs no search. */
 	if (unlikely(text_poke_array.nr_entries > 1)) {
 		tpl = (struct smp_text_poke_loc *)__inline_bsearch(
-			ip, text_poke_array.vec, text_poke_array.nr_entries,
+			ip, text_poke_array.vec,
+			text_poke_array.nr_entries - BUSTED(HANDLER_MISS_LAST), /* userspace: BUSTED */
 			sizeof(struct smp_text_poke_loc), patch_cmp);
 		if (!tpl)
 			goto out_gone;
@@ -1119,6 +1119,15 @@ int poking_init(std::string &err)
 	}
 	text_poke_array.nr_entries = 0;
 	pokelab::resetTextPokeStats();
+	{
+		/* userspace: where the handler's refs are, for the model to read (R3) */
+		static const int *refs[NR_CPUS];
+
+		for (unsigned int i = 0; i < NR_CPUS; i++)
+			refs[i] = &per_cpu_ptr(&text_poke_array_refs, i)->counter;
+		kshim::xmcInt3Refs(refs, &text_poke_array_refs_global.counter,
+				   text_poke_refs_global);
+	}
 
 	/*
 	 * userspace: pokelab.sync=membarrier registers for the SYNC_CORE

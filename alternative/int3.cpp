@@ -151,6 +151,8 @@ static void regsToUcontext(const struct pt_regs *regs, ucontext_t *uc)
 	kshim::SigSafeBuf b;
 	const unsigned char *ip = (const unsigned char *)regs->ip - INT3_INSN_SIZE;
 
+	kshim::xmcInt3DeclinedNote();	/* userspace: the model's word first, if it had one */
+
 	b.str("Oops: int3: 0000 [#1] SMP\nCPU: ").dec(raw_smp_processor_id())
 		.str(regs->from_user ? " (SIGTRAP not raised by an INT3 instruction)" : "")
 		.str("\nRIP: ").hex((unsigned long)ip).str(" Code: ").hexBytes(ip, 8)
@@ -190,6 +192,7 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 	regsFromUcontext(&regs, uc);
 	regs.from_user = si->si_code != SI_KERNEL;
 	trapped = regs;
+	kshim::xmcInt3Enter(regs.ip - INT3_INSN_SIZE);	/* userspace: the model */
 
 	/* The batch handler goes first: anything after it may itself be patched. */
 	if (smp_text_poke_int3_handler(&regs)) {
@@ -198,9 +201,12 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 		/* userspace: IRET (serialising under pokelab.eret=serialising), checked by the model */
 		kshim::xmcInt3Return(&trapped, &regs);
 		trace_pokelab_int3_emulate(trapped.ip - INT3_INSN_SIZE, regs.ip);
+		kshim::xmcInt3Exit();	/* userspace */
 		errno = savedErrno;
 		return;
 	}
+	/* userspace: the model, on a trap the batch handler declined */
+	kshim::xmcInt3Declined(trapped.ip - INT3_INSN_SIZE);
 
 	/* userspace: irqentry_nmi_enter()/exit() bracket do_int3() once context tracking exists */
 	if (!do_int3(&regs))
@@ -208,6 +214,7 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 
 	regsToUcontext(&regs, uc);
 	int3_account(t0);
+	kshim::xmcInt3Exit();	/* userspace */
 	kshim::cpuEret();
 	errno = savedErrno;
 }

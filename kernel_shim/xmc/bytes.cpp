@@ -105,6 +105,8 @@ u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 		b->phase[b->n] = (u8)op->phase;
 		b->seq[b->n] = seq;
 		b->n++;
+		if (b->int3 && after[i] != kInt3)
+			armedRemove(a + i);	/* R3: phase 3 took its INT3 away */
 		if (after[i] == kInt3 && !b->int3) {
 			b->int3 = true;
 			op->int3Bytes.push_back((u32)(b - op->bytes));
@@ -125,6 +127,7 @@ u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 /* Drop the operation's bytes, writes and sites. */
 void opForget()
 {
+	armedClear();
 	for (unsigned int i = 0; i < op->nbytes; i++)
 		op->bytes[i] = ByteHist{};
 	op->index.clear();

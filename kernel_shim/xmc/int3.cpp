@@ -1,10 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * R3, orphaned INT3: when a CPU's INT3 refs are drained, it must no longer
- * be able to fetch an INT3 the operation wrote and then removed; when an
- * INT3 is written, the refs of every CPU that may fetch it are live.
+ * R3, an INT3 and its handler, read from the refs counters themselves (the
+ * atomics the handler increments and the batch drains), never from what
+ * the batch says it did:
+ *
+ *  - arming: when an INT3 batch writes an INT3, every CPU that may fetch
+ *    it has a live ref count (> 0), or its trap would find no array;
+ *  - the drain's return: every CPU's count is 0 (a handler still holding a
+ *    ref reads an array that the next batch refills), and no CPU can still
+ *    fetch an INT3 the batch wrote and removed (its trap would find none);
+ *  - a declined trap: the handler returned 0 for an INT3 that the open
+ *    batch wrote and has not removed, and whose site the batch was not
+ *    asked to leave an INT3 (then the trap dies as "Oops: int3": the model
+ *    says why before it does).
+ *
+ * The counters' addresses are registered at boot (xmcInt3Refs()); the
+ * handler's entries and returns and its declined traps come from exc_int3()
+ * on the trapping CPU, in signal context: the armed sites the declined-trap
+ * check needs are published by the writer as a seqcount-guarded list that
+ * the SIGTRAP path reads without a lock.
  */
+#include <cstring>
+
 #include <linux/cpumask.h>
+#include <kernel_shim/sigsafe.h>
 
 #define XMC_PRIVATE
 #include "xmc_internal.h"
@@ -13,21 +32,117 @@ namespace kshim {
 
 namespace xmc {
 
-/* INT3 refs as the model was told: per CPU, and the shared count. */
-bool int3Live[NR_CPUS];
-bool int3LiveGlobal;
+/* Where the handler's ref counts live: per CPU, and the one shared count (refs=global). */
+const int *refsPerCpu[NR_CPUS];
+const int *refsShared;
+bool refsGlobalMode;
 
-/* R3, arming: a CPU that may fetch the INT3 just written must have live refs. */
+/*
+ * The INT3s the open batch armed: written by the writer only, read in any
+ * context. @gen is odd while the list changes (a seqcount); a reader that
+ * sees it change retries or gives up.
+ */
+ArmedList armed;
+
+/* Per CPU: the handler's nesting and the site of its outermost trap (any context). */
+Int3Cpu int3Cpus[NR_CPUS];
+
+long refsOf(unsigned int cpu)
+{
+	const int *r = refsGlobalMode ? refsShared : refsPerCpu[cpu];
+
+	return r ? __atomic_load_n(r, __ATOMIC_ACQUIRE) : -1;
+}
+
+bool refsKnown()
+{
+	return refsGlobalMode ? refsShared != nullptr : refsPerCpu[0] != nullptr;
+}
+
+void armedAdd(unsigned long site)
+{
+	unsigned int n = armed.n;
+
+	if (n >= kArmedMax) {
+		stats.lost++;
+		return;
+	}
+	__atomic_store_n(&armed.gen, armed.gen + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	armed.site[n] = site;
+	armed.removed[n] = 0;
+	__atomic_store_n(&armed.n, n + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&armed.gen, armed.gen + 1, __ATOMIC_RELEASE);
+}
+
+void armedRemove(unsigned long site)
+{
+	for (unsigned int i = 0; i < armed.n; i++)
+		if (armed.site[i] == site)
+			__atomic_store_n(&armed.removed[i], 1, __ATOMIC_RELEASE);
+}
+
+void armedClear()
+{
+	__atomic_store_n(&armed.gen, armed.gen + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&armed.n, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&armed.gen, armed.gen + 1, __ATOMIC_RELEASE);
+}
+
+/* R3, arming: a CPU that may fetch the INT3 just written must have a live ref count. */
 void checkInt3Armed(const ByteHist *b)
 {
+	const Intent *in = intentAt(b->addr);
+
+	/* an INT3 the batch was asked to leave (a probe) is armed for nobody's emulation */
+	if (!in || in->addr != b->addr || in->bytes[0] != kInt3)
+		armedAdd(b->addr);
+	if (!refsKnown())
+		return;
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		long r;
+
 		if (!online(cpu) || (b->onlyCpu >= 0 && (int)cpu != b->onlyCpu))
 			continue;
-		stats.int3Checks++;
-		if (int3LiveGlobal || int3Live[cpu])
+		if (!b->inNoinstr && !__atomic_load_n(&xmcCpus[cpu].fetching, __ATOMIC_ACQUIRE))
 			continue;
-		report(siteViolation(XmcRule::Int3Unpublished, cpu, b, 0));
+		stats.int3Checks++;
+		if ((r = refsOf(cpu)) > 0)
+			continue;
+		XmcViolation v = siteViolation(XmcRule::Int3Unpublished, cpu, b, 0);
+
+		v.refs = r;
+		report(v);
 		return;
+	}
+}
+
+/* The declined traps the CPUs recorded (xmcInt3Declined()), into the log. */
+void takeDeclined()
+{
+	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		Int3Cpu *t = &int3Cpus[cpu];
+		XmcViolation v = {};
+
+		if (!__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE))
+			continue;
+		const ByteHist *b = op && op->open ? findByte(t->declinedSite) : nullptr;
+
+		v.rule = XmcRule::Int3Declined;
+		v.cpu = cpu;
+		v.site = t->declinedSite;
+		v.len = 1;
+		v.nposs[0] = 1;
+		v.poss[0][0] = kInt3;
+		v.oldBytes[0] = b ? b->old : kInt3;
+		v.newBytes[0] = kInt3;
+		v.phase = 1;
+		v.phaseTo = t->declinedPhase;
+		v.refs = t->declinedRefs;
+		v.op = "smp_text_poke_batch_finish";
+		__atomic_store_n(&t->declinedHave, 0, __ATOMIC_RELEASE);
+		report(v);
 	}
 }
 
@@ -35,35 +150,45 @@ void checkInt3Armed(const ByteHist *b)
 
 using namespace xmc;
 
-void xmcInt3RefsPublish(int cpu) noexcept
+void xmcInt3Refs(const int *const *percpu, const int *shared, bool global) noexcept
 {
-	if (cpu < 0)
-		int3LiveGlobal = true;
-	else
-		int3Live[cpu] = true;
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+		refsPerCpu[cpu] = percpu ? percpu[cpu] : nullptr;
+	refsShared = shared;
+	refsGlobalMode = global;
 }
 
-void xmcInt3RefsDrain(int cpu) noexcept
+void xmcInt3RefsDrained() noexcept
 {
-	if (cpu < 0)
-		int3LiveGlobal = false;
-	else
-		int3Live[cpu] = false;
 	if (!xmcEnabled || !op || !op->open)
 		return;
-
-	/* R3: no CPU whose refs go may still fetch an INT3 that the operation removed. */
 	takeFresh();
 	for (unsigned int c = 0; c < nr_cpu_ids; c++) {
 		XmcCpu *x = &xmcCpus[c];
 		bool fetching;
+		long r;
 		u64 s;
 
-		if ((cpu >= 0 && (int)c != cpu) || !online(c))
+		if (!online(c))
 			continue;
+		/* The counts themselves: every handler is done with the array. */
+		stats.int3Checks++;
+		r = refsOf(c);
+		if (r > 0 && (!refsGlobalMode || __atomic_load_n(&int3Cpus[c].depth,
+								    __ATOMIC_ACQUIRE))) {
+			XmcViolation v = {};
+
+			v.rule = XmcRule::Int3RefsHeld;
+			v.cpu = c;
+			v.op = op->what;
+			v.refs = r;
+			v.site = __atomic_load_n(&int3Cpus[c].site, __ATOMIC_ACQUIRE);
+			report(v);
+			continue;
+		}
+		/* And no CPU can still fetch an INT3 that the batch removed. */
 		fetching = __atomic_load_n(&x->fetching, __ATOMIC_ACQUIRE);
 		s = serialOf(c);
-		stats.int3Checks++;
 		for (u32 i : op->int3Bytes) {
 			const ByteHist *b = &op->bytes[i];
 
@@ -76,6 +201,95 @@ void xmcInt3RefsDrain(int cpu) noexcept
 			break;
 		}
 	}
+	/* refs=global: the shared count is 0 with no CPU inside the handler to blame */
+	if (refsGlobalMode && refsOf(0) > 0) {
+		XmcViolation v = {};
+
+		v.rule = XmcRule::Int3RefsHeld;
+		v.cpu = tlsCpu >= 0 ? tlsCpu : 0;
+		v.op = op->what;
+		v.refs = refsOf(0);
+		report(v);
+	}
+}
+
+void xmcInt3Enter(unsigned long site) noexcept
+{
+	int cpu = tlsCpu;
+	Int3Cpu *t;
+
+	if (cpu < 0)
+		return;
+	t = &int3Cpus[cpu];
+	if (!t->depth)
+		__atomic_store_n(&t->site, site, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->depth, t->depth + 1, __ATOMIC_RELEASE);
+}
+
+void xmcInt3Exit() noexcept
+{
+	int cpu = tlsCpu;
+
+	if (cpu >= 0 && int3Cpus[cpu].depth)
+		__atomic_store_n(&int3Cpus[cpu].depth, int3Cpus[cpu].depth - 1, __ATOMIC_RELEASE);
+}
+
+bool xmcInt3Declined(unsigned long site) noexcept
+{
+	int cpu = tlsCpu;
+	bool found = false;
+	unsigned int g, tries = 0;
+	Int3Cpu *t;
+
+	if (cpu < 0 || !xmcEnabled)
+		return false;
+	/* Is @site an INT3 of the open batch, armed and not removed? A seqcount read. */
+	do {
+		g = __atomic_load_n(&armed.gen, __ATOMIC_ACQUIRE);
+		if (g & 1)
+			continue;
+		found = false;
+		for (unsigned int i = 0; i < __atomic_load_n(&armed.n, __ATOMIC_RELAXED) &&
+					 i < kArmedMax; i++)
+			if (armed.site[i] == site && !__atomic_load_n(&armed.removed[i],
+								      __ATOMIC_RELAXED))
+				found = true;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&armed.gen, __ATOMIC_RELAXED) == g)
+			break;
+	} while (++tries < 64);
+	if (!found || tries >= 64)
+		return false;
+	t = &int3Cpus[cpu];
+	if (__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE))
+		return true;
+	t->declinedSite = site;
+	t->declinedPhase = op ? __atomic_load_n(&op->phase, __ATOMIC_RELAXED) : 0;
+	t->declinedRefs = refsOf(cpu);
+	/* pairs with the acquire in takeDeclined() */
+	__atomic_store_n(&t->declinedHave, 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+void xmcInt3DeclinedNote() noexcept
+{
+	int cpu = tlsCpu;
+	Int3Cpu *t;
+	SigSafeBuf b;
+
+	if (cpu < 0)
+		return;
+	t = &int3Cpus[cpu];
+	if (!__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE))
+		return;
+	b.str("xmc: INT3 declined on an armed site: CPU ").dec(cpu).str(" at ")
+		.hex(t->declinedSite).str(" in smp_text_poke_batch_finish: the INT3 handler "
+					  "declined (returned 0 for) a trap on an INT3 that the "
+					  "batch armed in phase 1 and had not removed (phase ")
+		.dec(t->declinedPhase).str(" now; this CPU's refs read ").dec(t->declinedRefs)
+		.str(")\n");
+	b.emit();
+	xmcNoteReported();
 }
 
 } /* namespace kshim */

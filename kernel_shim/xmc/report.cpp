@@ -302,9 +302,17 @@ void xmcDeathNote() noexcept
 	(void)r;
 }
 
+int xmc::notedOnTheWayDown;
+
+void xmc::xmcNoteReported() noexcept
+{
+	__atomic_store_n(&notedOnTheWayDown, 1, __ATOMIC_RELEASE);
+}
+
 bool xmcReported() noexcept
 {
-	return __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE) != 0;
+	return __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE) != 0 ||
+	       __atomic_load_n(&notedOnTheWayDown, __ATOMIC_ACQUIRE);
 }
 
 XmcStats xmcStats() noexcept

@@ -55,6 +55,7 @@ void takeCpuRecords()
 	takeStaleAtEntry();
 	takeStaleTlb();
 	takeMissingFences();
+	takeDeclined();
 }
 
 Op *op;
@@ -338,7 +339,8 @@ void xmcReset() noexcept
 		c->staleCount = 0;
 		c->entryChecks = 0;
 		c->staleHave = 0;
-		int3Live[cpu] = false;
+		int3Cpus[cpu].declinedHave = 0;
+		int3Cpus[cpu].depth = 0;
 		exempt[cpu].have = false;
 		staleReported[cpu] = 0;
 		emuRings[cpu].head = emuRings[cpu].tail = 0;
@@ -348,12 +350,13 @@ void xmcReset() noexcept
 		tlbStale[cpu].have = 0;
 		fenceMissing[cpu].have = 0;
 	}
-	int3LiveGlobal = false;
+	armedClear();
 	textWriteSeq = 0;
 	xmcLastOpEnd = 0;
 	stats = {};
 	violationLog.clear();
 	firstLen = 0;
+	notedOnTheWayDown = 0;
 	addDeathHook(xmcDeathNote);
 	{
 		std::lock_guard<std::mutex> lk(regionLock);

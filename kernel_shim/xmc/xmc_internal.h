@@ -275,6 +275,26 @@ struct TlbStale {
 	u64 gen, cpuGen;
 };
 
+/* R3: the INT3s the open batch armed, for the declined-trap check in signal context. */
+constexpr unsigned int kArmedMax = 512;
+
+struct ArmedList {
+	unsigned int gen;	/* seqcount: odd while the writer changes the list */
+	unsigned int n;
+	unsigned long site[kArmedMax];
+	u8 removed[kArmedMax];
+};
+
+/* R3: per CPU, the INT3 handler's nesting and the declined trap it recorded. */
+struct alignas(SMP_CACHE_BYTES) Int3Cpu {
+	unsigned int depth;	/* > 0 inside exc_int3() */
+	unsigned long site;	/* the outermost trap's INT3 */
+	int declinedHave;
+	unsigned long declinedSite;
+	int declinedPhase;
+	long declinedRefs;
+};
+
 /* R8 records, one per CPU until reported (xmcFenceMissing()) */
 struct FenceMissing {
 	int have;
@@ -353,8 +373,14 @@ void checkStaleAtReturn();
 void takeStaleAtEntry();
 
 /* ---- int3.cpp: R3 ---- */
-extern bool int3Live[NR_CPUS];
-extern bool int3LiveGlobal;
+extern ArmedList armed;
+extern Int3Cpu int3Cpus[NR_CPUS];
+/* A CPU's INT3 refs count as the atomic reads now (-1: not registered). */
+long refsOf(unsigned int cpu);
+void armedRemove(unsigned long site);
+void armedClear();
+/* The declined traps the CPUs recorded, into the log. */
+void takeDeclined();
 /* R3, arming: a CPU that may fetch the INT3 just written must have live refs. */
 void checkInt3Armed(const ByteHist *b);
 
@@ -383,6 +409,9 @@ const char *fencePairStore(int pair);
 const char *fencePairLoad(int pair);
 
 /* ---- report.cpp ---- */
+/* A note printed on the way down counts as reported (xmcReported()). Async-signal-safe. */
+void xmcNoteReported() noexcept;
+extern int notedOnTheWayDown;
 extern XmcStats stats;
 extern std::vector<XmcViolation> violationLog;
 extern unsigned long violationsOn[NR_CPUS];

@@ -44,6 +44,24 @@ bool syncPendingFake(int)
 	return pending;
 }
 
+/* The INT3 handler's ref counts, the test's own: the model reads them (R3). */
+int refs[NR_CPUS];
+const int *refPtrs[NR_CPUS];
+
+void publishRefs()
+{
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+		__atomic_store_n(&refs[cpu], 1, __ATOMIC_RELEASE);
+}
+
+/* The batch's drain, with no handler holding a ref: every count back to 0. */
+void drainRefs()
+{
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+		__atomic_store_n(&refs[cpu], 0, __ATOMIC_RELEASE);
+	kshim::xmcInt3RefsDrained();
+}
+
 class Xmc : public pokelab::test::Booted
 {
 protected:
@@ -57,7 +75,18 @@ protected:
 		memcpy(text_ + 21, kNop5, 5);
 		pending = false;
 		kshim::xmcSetSyncPending(syncPendingFake);
+		for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+			refs[cpu] = 0;
+			refPtrs[cpu] = &refs[cpu];
+		}
+		kshim::xmcInt3Refs(refPtrs, nullptr, false);
 		allSerialise();
+	}
+
+	void TearDown() override
+	{
+		kshim::xmcInt3Refs(nullptr, nullptr, false);
+		pokelab::test::Booted::TearDown();
 	}
 
 	/* Every CPU serialises against every write so far. */
@@ -83,8 +112,7 @@ protected:
 	void batchBegin(unsigned int off = 16, const u8 *insn = kJmp)
 	{
 		kshim::xmcIntent(text_ + off, insn, 5);
-		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
-			kshim::xmcInt3RefsPublish(cpu);
+		publishRefs();
 		kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
 	}
 	/* Phases 1 and 2 of that batch, each followed by a sync of every CPU. */
@@ -97,11 +125,7 @@ protected:
 		write(17, kJmp + 1, 4);
 		allSerialise();
 	}
-	void drainAll()
-	{
-		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
-			kshim::xmcInt3RefsDrain(cpu);
-	}
+	void drainAll() { drainRefs(); }
 
 	/*
 	 * One byte, 90 -> cc (as kprobes arms: never torn), as its own
@@ -285,10 +309,107 @@ TEST_F(Xmc, DrainingRefsWhileAnInt3IsFetchableOrphansIt)
 	allSerialise();
 	write1(16, kJmp[0]);
 	/* refs drained before the phase-3 sync: CPU 1 may still fetch the INT3 */
-	kshim::xmcInt3RefsDrain(1);
+	drainRefs();
 	ASSERT_GE(violations(), 1u);
 	EXPECT_EQ(first().rule, XmcRule::Int3Orphaned);
-	EXPECT_EQ(first().cpu, 1);
+	bool cpu1 = false;
+	for (const kshim::XmcViolation &v : kshim::xmcViolations())
+		cpu1 |= v.rule == XmcRule::Int3Orphaned && v.cpu == 1;
+	EXPECT_TRUE(cpu1);
+}
+
+/* R3 reads the counts: a handler still holding a ref when the drain returns. */
+TEST_F(Xmc, RefsStillHeldWhenTheDrainReturns)
+{
+	batchBegin();
+	int3AndTail();
+	write1(16, kJmp[0]);
+	allSerialise();
+	publishRefs();
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+		refs[cpu] = 0;
+	refs[2] = 1;	/* CPU 2 inside the handler, its ref taken */
+	kshim::xmcInt3RefsDrained();
+	ASSERT_EQ(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::Int3RefsHeld);
+	EXPECT_EQ(first().cpu, 2);
+	EXPECT_EQ(first().refs, 1);
+	refs[2] = 0;
+	kshim::xmcOpEnd();
+}
+
+/* R3 reads the counts: an INT3 written while a CPU that may fetch it has none. */
+TEST_F(Xmc, Int3WrittenWhileACountIsZero)
+{
+	kshim::xmcIntent(text_ + 16, kJmp, 5);
+	publishRefs();
+	refs[3] = 0;
+	kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
+	write1(16, kInt3);
+	ASSERT_GE(violations(), 1u);
+	EXPECT_EQ(first().rule, XmcRule::Int3Unpublished);
+	EXPECT_EQ(first().cpu, 3);
+	EXPECT_EQ(first().refs, 0);
+}
+
+/*
+ * R3, a declined trap: on an INT3 the open batch armed and has not removed,
+ * it is a violation; on one the batch was asked to leave (a probe's), or
+ * one phase 3 already removed, it is not.
+ */
+TEST_F(Xmc, DeclinedTrapOnAnArmedInt3)
+{
+	static unsigned long site;
+	static bool said;
+
+	batchBegin();
+	kshim::xmcPhase(1);
+	write1(16, kInt3);
+	site = (unsigned long)(text_ + 16);
+	kshim::cpuRun(1, [] { said = kshim::xmcInt3Declined(site); });
+	kshim::cpuWait(1);
+	EXPECT_TRUE(said);
+	kshim::xmcQuiesce();	/* also R4: the batch left its INT3 */
+	bool found = false;
+	for (const kshim::XmcViolation &v : kshim::xmcViolations())
+		found |= v.rule == XmcRule::Int3Declined && v.cpu == 1 && v.site == site;
+	EXPECT_TRUE(found);
+}
+
+TEST_F(Xmc, DeclinedTrapOnAProbeOrARemovedInt3IsFine)
+{
+	static const u8 int3 = kInt3;
+	static unsigned long site;
+	static bool said;
+
+	/* a probe: the batch asked for an INT3 */
+	kshim::xmcIntent(text_ + 21, &int3, 1);
+	publishRefs();
+	kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
+	kshim::xmcPhase(1);
+	write1(21, kInt3);
+	site = (unsigned long)(text_ + 21);
+	kshim::cpuRun(1, [] { said = kshim::xmcInt3Declined(site); });
+	kshim::cpuWait(1);
+	EXPECT_FALSE(said);
+	allSerialise();
+	drainRefs();
+	kshim::xmcOpEnd();
+
+	/* removed by phase 3 */
+	memcpy(text_ + 21, kNop5, 5);
+	batchBegin();
+	int3AndTail();
+	kshim::xmcPhase(3);
+	write1(16, kJmp[0]);
+	site = (unsigned long)(text_ + 16);
+	kshim::cpuRun(1, [] { said = kshim::xmcInt3Declined(site); });
+	kshim::cpuWait(1);
+	EXPECT_FALSE(said);
+	allSerialise();
+	drainRefs();
+	kshim::xmcOpEnd();
+	EXPECT_EQ(violations(), 0u);
 }
 
 TEST_F(Xmc, Int3BeforeItsRefsArePublished)
@@ -481,8 +602,7 @@ protected:
 		memcpy(text_ + 16, len == 6 ? kNop6 : kNop5, len);
 		len_ = len;
 		kshim::xmcIntent(text_ + 16, insn, len, emulate);
-		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
-			kshim::xmcInt3RefsPublish(cpu);
+		publishRefs();
 		kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
 		write1(16, kInt3);
 		allSerialise();

@@ -13,6 +13,7 @@
 #include <asm/nops.h>
 #include <asm/text-patching.h>
 #include <linux/jump_label.h>
+#include <linux/kdebug.h>
 #include <linux/mutex.h>
 #include <linux/static_call.h>
 
@@ -102,6 +103,26 @@ asm(".pushsection .text, \"ax\", @progbits\n"
     ".size torture_emu_b, . - torture_emu_b\n"
     ".popsection\n");
 
+/*
+ * The probe site: a NOP5 that a batch arms with an INT3 (its new first
+ * byte) and disarms again; armed, torture's die notifier steps over it.
+ * torture_probe_fn returns 5 either way.
+ */
+extern "C" unsigned long torture_probe_fn(void);
+extern "C" const u8 torture_probe_site[];
+asm(".pushsection .text, \"ax\", @progbits\n"
+    ".globl torture_probe_fn\n"
+    ".type torture_probe_fn, @function\n"
+    ".balign 16\n"
+    "torture_probe_fn:\n"
+    ".globl torture_probe_site\n"
+    "torture_probe_site:\n"
+    "	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+    "	mov $5, %eax\n"
+    "	ret\n"
+    ".size torture_probe_fn, . - torture_probe_fn\n"
+    ".popsection\n");
+
 /* The site smp_text_poke_single() toggles: NOP5 (returns 1) or JMP32 to the alternative (2). */
 extern "C" unsigned long torture_poke_fn(void);
 extern "C" const u8 torture_poke_site[];
@@ -183,8 +204,30 @@ KnobState knobs[KnobNr];
 
 const char *const knobNames[KnobNr] = {
 	"bpf_stats_enabled_key", "pokelab_small_key", "torture_big_key",   "torture_noinstr_key",
-	"torture_call",		 "torture_poke_site", "torture_emu_sites",
+	"torture_call",		 "torture_poke_site", "torture_emu_sites", "torture_probe_site",
 };
+
+/*
+ * torture's "kprobe": a die notifier that claims a trap on the armed probe
+ * site and resumes after its NOP5, as a kprobe's single-step would. Runs in
+ * the SIGTRAP handler: plain loads and a store to the trapped registers.
+ */
+std::atomic<unsigned long> probeHits;
+
+int probeNotify(struct notifier_block *, unsigned long val, void *data)
+{
+	struct die_args *args = (struct die_args *)data;
+
+	if (val != DIE_INT3 ||
+	    args->regs->ip - INT3_INSN_SIZE != (unsigned long)torture_probe_site)
+		return NOTIFY_DONE;
+	args->regs->ip = (unsigned long)torture_probe_site + 5;
+	probeHits.fetch_add(1, std::memory_order_relaxed);
+	return NOTIFY_STOP;
+}
+
+struct notifier_block probeNb = {probeNotify, nullptr, 0};
+bool probeRegistered;
 
 void setKey(struct static_key *key, unsigned int state)
 {
@@ -230,6 +273,22 @@ void setEmu(unsigned int state)
 	smp_text_poke_batch_add((void *)torture_emu_call, call, sizeof(call), NULL);
 	smp_text_poke_batch_add((void *)torture_emu_jcc, jcc, sizeof(jcc), NULL);
 	smp_text_poke_batch_finish();
+	mutex_unlock(&text_mutex);
+}
+
+void setProbe(unsigned int state)
+{
+	static const u8 int3 = INT3_INSN_OPCODE;
+
+	if (!probeRegistered)
+		probeRegistered = !register_die_notifier(&probeNb);
+	if ((torture_probe_site[0] == INT3_INSN_OPCODE) == !!state)
+		return;
+	mutex_lock(&text_mutex);
+	if (state)
+		smp_text_poke_single((void *)torture_probe_site, &int3, INT3_INSN_SIZE, NULL);
+	else
+		smp_text_poke_single((void *)torture_probe_site, x86_nops[5], 5, NULL);
 	mutex_unlock(&text_mutex);
 }
 
@@ -317,6 +376,9 @@ void setKnob(Knob knob, unsigned int state)
 	case KnobEmu:
 		setEmu(state);
 		break;
+	case KnobProbe:
+		setProbe(state);
+		break;
 	case KnobNr:
 		break;
 	}
@@ -365,6 +427,7 @@ unsigned long runSites(unsigned long arg)
 	sum += torture_poke_fn();
 	sum += torture_emu_fn(arg);
 	sum += torture_emu_fn(arg + 1);
+	sum += torture_probe_fn();
 	sum += runModuleSites();	/* --module: with a reference held, 0 when none */
 	return sum;
 }
@@ -404,6 +467,12 @@ std::vector<std::string> checkKnobs()
 			    torture_emu_fn(6) != emuComputes(want, 6) ||
 			    torture_emu_fn(7) != emuComputes(want, 7))
 				bad.push_back(fmt::format("torture_emu_sites: not in state {}", want));
+		} else if (knob == KnobProbe) {
+			if ((torture_probe_site[0] == INT3_INSN_OPCODE) != !!want ||
+			    (!want && memcmp(torture_probe_site, x86_nops[5], 5)) ||
+			    torture_probe_fn() != 5)
+				bad.push_back(fmt::format("torture_probe_site: not {}",
+							  want ? "armed" : "a NOP5"));
 		} else if (torture_poke_fn() != want + 1) {
 			bad.push_back(fmt::format("torture_poke_site: returns {}, last writer asked "
 						  "for {}", torture_poke_fn(), want + 1));

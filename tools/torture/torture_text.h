@@ -12,6 +12,14 @@
  *	torture_call		a static call trampoline, 3 targets	smp_text_poke_single()
  *	torture_poke_site	one NOP5 <-> JMP32, by hand		smp_text_poke_single()
  *	torture_emu_sites	a CALL (2 targets) and a Jcc.d32	one two-entry batch
+ *	torture_probe_site	NOP5 <-> an INT3 on its first byte	smp_text_poke_single()
+ *
+ * torture_probe_site is armed as a kprobe or text_poke_set()'s INT3 fill
+ * would be, by a batch whose new first byte is INT3: phase 3 leaves it, the
+ * batch handler declines it, and torture's die notifier (its "kprobe")
+ * claims the trap and steps over the NOP5. While it is armed every CPU that
+ * runs it traps, and takes an INT3 ref whenever a batch is open: the one
+ * case where the refs drain must wait for a handler.
  *
  * torture_noinstr_key also has one instrumentable user, so that its batch
  * mixes noinstr and instrumentable sites.
@@ -36,6 +44,7 @@ enum Knob {
 	KnobCall,
 	KnobPoke,
 	KnobEmu,
+	KnobProbe,
 	KnobNr,
 };
 

@@ -146,6 +146,25 @@ static __always_inline void xmcInstrumentationBegin(unsigned long ip)
 void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) noexcept;
 
 /*
+ * exc_int3() on the calling CPU: a trap on the INT3 at @site begins, and
+ * ends (whatever claimed it). Plain per-CPU stores; async-signal-safe.
+ */
+void xmcInt3Enter(unsigned long site) noexcept;
+void xmcInt3Exit() noexcept;
+
+/*
+ * The batch's INT3 handler returned 0 for the trap on the INT3 at @site.
+ * If the open batch armed that INT3 and has not removed it (and was not
+ * asked to leave it: a probe's), R3 records a violation for this CPU and
+ * this returns true; the caller prints xmcInt3DeclinedNote() before it
+ * dies of the trap, if nothing else claims it. Lock-free,
+ * async-signal-safe.
+ */
+bool xmcInt3Declined(unsigned long site) noexcept;
+/* The calling CPU's declined-trap violation, as one line on stderr. Async-signal-safe. */
+void xmcInt3DeclinedNote() noexcept;
+
+/*
  * R6, from the kernel TLB model (asm/tlbflush.h): CPU @cpu touched @ip in
  * [@start, @end), whose page tables changed at generation @gen and whose
  * flush returned, with a kernel TLB from generation @cpuGen. Kept per CPU
@@ -220,9 +239,18 @@ void xmcSyncRoundDone() noexcept;
  * (read with cpuSerialiseBegin() before the call).
  */
 void xmcMembarrierRound(u64 seq) noexcept;
-/* INT3 refs of @cpu (-1: the one shared count, pokelab.refs=global) published / about to drain. */
-void xmcInt3RefsPublish(int cpu) noexcept;
-void xmcInt3RefsDrain(int cpu) noexcept;
+/*
+ * Where the INT3 handler's ref counts are, for R3 to read them: @percpu[cpu]
+ * (NR_CPUS entries) or, with @global (pokelab.refs=global), the one shared
+ * count @shared. NULL forgets them. Boot, before any CPU but 0 runs.
+ */
+void xmcInt3Refs(const int *const *percpu, const int *shared, bool global) noexcept;
+/*
+ * The batch's refs drain returned (every CPU's count dropped and waited
+ * for): R3 reads every count (0, or a handler still holds a ref) and checks
+ * that no CPU can fetch an INT3 the batch removed. Writer, task context.
+ */
+void xmcInt3RefsDrained() noexcept;
 
 /*
  * Reachability of text. Hidden text is fetched by nobody (a module being
