@@ -776,7 +776,8 @@ void smp_text_poke_batch_finish(void)
 		 * kernel's or a module's noinstr text.
 		 */
 		if ((is_kernel_noinstr_text((unsigned long)addr) ||
-		     is_module_noinstr_text_address((unsigned long)addr)) &&
+		     (is_module_noinstr_text_address((unsigned long)addr) &&
+		      !BUSTED(DEFER_MODULE_NOINSTR))) && /* userspace: BUSTED */
 		    !BUSTED(DEFER_NOINSTR)) /* userspace: BUSTED */
 			cond = NULL;
 

@@ -42,6 +42,7 @@
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/smp.h>
+#include <kernel_shim/busted.h>
 #include <kernel_shim/disasm.h>
 #include <kernel_shim/xmc.h>
 #include <linux/irqflags.h>
@@ -427,7 +428,8 @@ static struct alt_instr *analyze_patch_site(struct patch_site *ps, struct alt_in
 		BUG_ON(alt->cpuid >= (NCAPINTS + NBUGINTS) * 32);
 
 		/* Feature present, or absent with ALT_FLAG_NOT: this entry applies. */
-		if (!boot_cpu_has(alt->cpuid) != !(alt->flags & ALT_FLAG_NOT))
+		if (!boot_cpu_has(alt->cpuid) !=
+		    !(alt->flags & ALT_FLAG_NOT && !BUSTED(ALT_NOT_IGNORED))) /* userspace: BUSTED */
 			ps->alt = alt;
 	}
 
@@ -891,6 +893,8 @@ int alternativeInstructions(std::string &err)
 		pristine->restore();
 
 	alt_stats = {};
+	/* userspace: the features the model reads the alternatives and RET forms with (R7) */
+	kshim::xmcCpuCaps(boot_cpu_data.x86_capability, NCAPINTS + NBUGINTS, X86_FEATURE_RETHUNK);
 	apply_alternatives(__start_altinstructions, __stop_altinstructions);
 
 	if (alt_reloc_selftest()) {

@@ -22,13 +22,14 @@
 
 #include <asm/nops.h>
 #include <asm/sections.h>
-#include <kernel_shim/boot.h>
-#include <linux/kallsyms.h>
-#include <linux/module.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/busted.h>
 #include <kernel_shim/sigsafe.h>
+#include <kernel_shim/xmc.h>
 #include <linux/bug.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
 #include <linux/jump_label.h>
 #include <linux/mutex.h>
 #include <pokelab/bug_switches.h>
@@ -164,6 +165,9 @@ static void __jump_label_update(struct static_key *key, struct jump_entry *entry
 				struct jump_entry *stop, bool init)
 {
 	for (; (entry < stop) && (jump_entry_key(entry) == key); entry++) {
+		/* userspace: BUSTED, an off-by-one that stops before the key's last site */
+		if (BUSTED(JL_SKIP_LAST) && (entry + 1 == stop || jump_entry_key(entry + 1) != key))
+			break;
 		if (!jump_label_can_update(entry, init))
 			continue;
 		if (!arch_jump_label_transform_queue(entry, jump_label_type(entry))) {
@@ -245,6 +249,7 @@ void jump_label_update(struct static_key *key)
 
 	if (static_key_linked(key)) {
 		__jump_label_mod_update(key);
+		kshim::xmcKeyUpdated(key);	/* userspace: the model checks every site of @key */
 		return;
 	}
 
@@ -259,6 +264,7 @@ void jump_label_update(struct static_key *key)
 	/* no users: no entries */
 	if (entry)
 		__jump_label_update(key, entry, stop, init);
+	kshim::xmcKeyUpdated(key);	/* userspace: the model checks every site of @key */
 }
 
 /* Port of static_key_fast_inc_not_disabled(), kernel/jump_label.c */

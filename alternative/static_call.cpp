@@ -18,6 +18,7 @@
 #include <asm/nops.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/busted.h>
 #include <kernel_shim/noinstr_check.h>
 #include <linux/bug.h>
 #include <linux/static_call.h>
@@ -86,7 +87,8 @@ static void __static_call_transform(void *insn, enum insn_type type, void *func,
 	switch (type) {
 	case CALL:
 		/* userspace: no call thunks to translate the destination through */
-		code = text_gen_insn(CALL_INSN_OPCODE, insn, func);
+		code = text_gen_insn(BUSTED(SC_JMP_FOR_CALL) ? JMP32_INSN_OPCODE /* userspace: BUSTED */
+							       : CALL_INSN_OPCODE, insn, func);
 		if (func == (void *)&__static_call_return0) {
 			/* write "return 0", emulate the CALL while the INT3 is armed */
 			emulate = code;

@@ -20,6 +20,7 @@
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
 #include <linux/bug.h>
+#include <kernel_shim/xmc.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/static_call.h>
@@ -175,6 +176,7 @@ void __static_call_update(struct static_call_key *key, void *tramp, void *func)
 	}
 
 done:
+	kshim::xmcStaticCallUpdated(key);	/* userspace: the model checks its sites and trampoline */
 	static_call_unlock();
 }
 

@@ -311,6 +311,24 @@ int apply_relocations(struct module *mod, load_info *info, std::string *err)
 	return 0;
 }
 
+/*
+ * userspace: the module's allocated sections, where the layout put them,
+ * for the cross-modifying-code model (its noinstr text and its tables).
+ */
+static void xmcModuleSections(struct module *mod, load_info *info)
+{
+	std::vector<kshim::XmcSection> secs;
+
+	for (unsigned int i = 1; i < info->hdr->e_shnum; i++) {
+		const Elf64_Shdr *s = &info->sechdrs[i];
+
+		if (s->sh_flags & SHF_ALLOC)
+			secs.push_back({info->secstrings + s->sh_name, (unsigned long)s->sh_addr,
+					(unsigned long)s->sh_size});
+	}
+	kshim::xmcModuleTables(mod, mod->name, secs.data(), (unsigned int)secs.size());
+}
+
 /* Port of find_module_sections(), kernel/module/main.c (the sections pokelab's modules have) */
 void find_module_sections(struct module *mod, load_info *info)
 {
@@ -490,6 +508,7 @@ int load_module_file(const std::string &path, struct module **modp, std::string 
 
 	/* complete_formation(): ROX text, visible to the lookups, MODULE_STATE_COMING */
 	module_enable_text_rox(mod);
+	xmcModuleSections(mod, &info);	/* userspace: the model's view of its sections */
 	for (int t : {MOD_TEXT, MOD_NOINSTR_TEXT})
 		if (mod->mem[t].base)
 			kshim::xmcTextPublish(mod->mem[t].base, mod->mem[t].size);
@@ -502,6 +521,7 @@ int load_module_file(const std::string &path, struct module **modp, std::string 
 		*err = "a module notifier refused it";
 		goto coming_cleanup;
 	}
+	kshim::xmcModuleLive(mod);	/* userspace: its tables are linked: the model checks them */
 
 	/* do_init_module() */
 	if (mod->init && (ret = mod->init()) < 0) {
@@ -517,6 +537,7 @@ int load_module_file(const std::string &path, struct module **modp, std::string 
 
 coming_cleanup:
 	WRITE_ONCE(mod->state, MODULE_STATE_GOING);
+	kshim::xmcModuleTablesGone(mod);	/* userspace */
 	kshim::moduleNotify(MODULE_STATE_GOING, mod);
 unlink:
 	{
@@ -545,6 +566,7 @@ int delete_module(struct module *mod)
 
 	if (mod->exit)
 		mod->exit();
+	kshim::xmcModuleTablesGone(mod);	/* userspace: before its sites are unlinked */
 	kshim::moduleNotify(MODULE_STATE_GOING, mod);
 
 	/* free_module(): off the list, wait for readers, free */

@@ -446,6 +446,8 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 		fmt::print(stderr, "{}\n", smpLine);
 
 	ret = runHooks(BootStage::Late, err);
+	if (!ret)
+		ret = runHooks(BootStage::Booted, err);
 	if (ret) {
 		shutdown();
 		if (errOut)

@@ -67,6 +67,8 @@ const BustedVariant variants[] = {
 	{POKELAB_BUSTED_NMI_PARANOID_POSTED, "nmi-paranoid-posted",
 	 "the NMI's paranoid entry as posted in v7: no flush, no kernel_cr3_loaded on the "
 	 "kernel CR3", ISO4 "v7-tlbi"},
+	{POKELAB_BUSTED_ALT_NOT_IGNORED, "alt-not-ignored",
+	 "apply_alternatives() takes an ALT_NOT() entry's feature test without its NOT", nullptr},
 };
 
 enum pokelab_busted param;

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <mutex>
 
-#include <asm/sections.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
 
@@ -68,6 +67,8 @@ PSet possible(const ByteHist *b, u64 serial, u64 upTo)
 u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, int only)
 {
 	u64 seq = textWriteSeq + 1;
+	/* noinstr or not, from the section tables: once per write unless it straddles a bound */
+	bool ni0 = noinstrText(a), niSame = ni0 == noinstrText(a + len - 1);
 
 	for (size_t i = 0; i < len; i++) {
 		ByteHist *b = findByte(a + i);
@@ -87,7 +88,7 @@ u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 			b->addr = a + i;
 			b->old = before[i];
 			b->onlyCpu = (short)only;
-			b->inNoinstr = is_kernel_noinstr_text(a + i);
+			b->inNoinstr = niSame ? ni0 : noinstrText(a + i);
 			op->index.insert(a + i, op->nbytes);
 			op->nbytes++;
 		}

@@ -6,6 +6,7 @@
  */
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,12 +41,15 @@ void (*reporter)(const XmcViolation &v);
 
 void report(const XmcViolation &found)
 {
+	/* the writer, and R7's checks under the table lock: the model's own lock */
+	static std::mutex reportLock;
+	std::lock_guard<std::mutex> lk(reportLock);
 	XmcViolation v = found;
 
 	v.ts = clockNs();	/* when the model saw it, for a timeline's mark */
 	/* the rules a CPU records itself are one report per fault already */
 	if (v.rule != XmcRule::StaleAtEntry && v.rule != XmcRule::MissingFence &&
-	    v.rule != XmcRule::Int3Declined) {
+	    v.rule != XmcRule::Int3Declined && v.rule != XmcRule::WrongSite) {
 		if (reportedInOp[v.cpu]) {
 			stats.more++;
 			return;
@@ -198,8 +202,7 @@ std::string xmcFormat(const XmcViolation &v)
 				 v.tlbGen, v.tlbCpuGen);
 		break;
 	case XmcRule::WrongSite:
-		s += fmt::format(": after {} the site holds other bytes than {}", v.op,
-				 v.detail.empty() ? "its table demands" : v.detail);
+		s += ": " + v.detail;
 		break;
 	case XmcRule::MissingFence:
 		s += fmt::format(": it {} and then {} at {} [{:#x}] with no full fence between: "
@@ -221,6 +224,13 @@ std::string xmcFormat(const XmcViolation &v)
 	}
 	if (!v.len)
 		return s + "\n";
+	/* a site against its table: what the build left there, and what it holds now */
+	if (v.rule == XmcRule::WrongSite) {
+		s += fmt::format("\n  build: {:<43} {}\n  {} {:<43} {}\n", hex(v.oldBytes, v.len),
+				 decode(v.oldBytes, v.len, v.site), v.request ? "asked:" : "now:  ",
+				 hex(v.newBytes, v.len), decode(v.newBytes, v.len, v.site));
+		return s;
+	}
 	/* what the CPU could fetch; the rules on a site's final bytes have no such set */
 	if (v.rule != XmcRule::Unfinished && v.rule != XmcRule::Int3Misemulated) {
 		s += "\n  possible bytes:";
@@ -247,12 +257,12 @@ std::string xmcVerdict(const XmcStats &s)
 {
 	std::string what = fmt::format(
 		"model of cross-modifying code (SDM Vol. 3A 8.1.3): {} ({} bytes) in {}; checked {}, "
-		"{} at returns, {}, {}, {} at returns, {}",
+		"{} at returns, {}, {}, {} at returns, {}, {} against their tables",
 		nOf(s.writes, "text write"), s.bytes, nOf(s.ops, "operation"),
 		nOf(s.windows, "fetch window"), nOf(s.returnChecks, "CPU"),
 		nOf(s.entryChecks, "kernel entry", "kernel entries"),
 		nOf(s.int3Checks, "INT3 refs check"), nOf(s.siteChecks, "site"),
-		nOf(s.emulations, "INT3 emulation"));
+		nOf(s.emulations, "INT3 emulation"), nOf(s.tableChecks, "site"));
 
 	if (s.emuSkipped)
 		what += fmt::format(" ({} more not sampled)", s.emuSkipped);
@@ -340,6 +350,7 @@ XmcStats operator-(const XmcStats &a, const XmcStats &b) noexcept
 	d.int3Checks = a.int3Checks - b.int3Checks;
 	d.siteChecks = a.siteChecks - b.siteChecks;
 	d.emulations = a.emulations - b.emulations;
+	d.tableChecks = a.tableChecks - b.tableChecks;
 	d.emuSkipped = a.emuSkipped - b.emuSkipped;
 	d.serialisations = a.serialisations - b.serialisations;
 	d.violations = a.violations - b.violations;
@@ -359,6 +370,7 @@ XmcStats &operator+=(XmcStats &a, const XmcStats &b) noexcept
 	a.int3Checks += b.int3Checks;
 	a.siteChecks += b.siteChecks;
 	a.emulations += b.emulations;
+	a.tableChecks += b.tableChecks;
 	a.emuSkipped += b.emuSkipped;
 	a.serialisations += b.serialisations;
 	a.violations += b.violations;

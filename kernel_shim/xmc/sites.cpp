@@ -99,6 +99,8 @@ void xmcIntent(const void *addr, const void *bytes, size_t len, const void *emul
 
 	if (!xmcEnabled)
 		return;
+	/* R7: the request against the site's table (a key's entry, a static call's site) */
+	checkRequest(in.addr, (const u8 *)bytes, in.len);
 	memcpy(in.bytes, bytes, in.len);
 	if (emulate && memcmp(emulate, bytes, in.len)) {
 		in.hasEmu = true;

@@ -398,6 +398,15 @@ int xmcBoot(std::string &)
 
 BootHookRegistrar xmcHook({"xmc", BootStage::Machine, xmcBoot});
 
+/* The booted machine: every site as its table demands (R7), once the patching of boot is done. */
+int xmcBooted(std::string &)
+{
+	xmcTablesCheck("boot");
+	return 0;
+}
+
+BootHookRegistrar xmcBootedHook({"xmc_tables", BootStage::Booted, xmcBooted});
+
 } /* namespace */
 
 } /* namespace kshim */

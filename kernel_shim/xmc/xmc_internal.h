@@ -408,6 +408,19 @@ void takeMissingFences();
 const char *fencePairStore(int pair);
 const char *fencePairLoad(int pair);
 
+/* ---- noinstr.cpp: which text is noinstr, from the section tables ---- */
+void noinstrAdd(const void *owner, unsigned long start, unsigned long end);
+void noinstrRemove(const void *owner);
+bool noinstrText(unsigned long addr);
+
+/* ---- tables.cpp, altcheck.cpp: R7 ---- */
+void checkTablesLocked(const char *what, unsigned long key, bool callKey, bool all,
+		       const void *only = nullptr);
+/* A batch was asked for @len bytes at @addr: R7 if @addr is a table's site. */
+void checkRequest(unsigned long addr, const u8 *bytes, unsigned int len);
+void checkAlternatives(const char *what, const void *owner, const u8 *start, const u8 *end,
+		       const u32 *caps, unsigned int words);
+
 /* ---- report.cpp ---- */
 /* A note printed on the way down counts as reported (xmcReported()). Async-signal-safe. */
 void xmcNoteReported() noexcept;

@@ -70,7 +70,7 @@ busted)
 		fail "pokelab.busted=$name: the first violation does not name a CPU and a site"
 	# the bytes a CPU could fetch, or (rules on a site's final bytes) its old ones
 	grep -A1 -m1 -E "$line" "$out" |
-		grep -Eq '^  (possible bytes: (\[[0-9a-f|]+\] ?)+|old: +([0-9a-f]{2} )+ .*)$' ||
+		grep -Eq '^  (possible bytes: (\[[0-9a-f|]+\] ?)+|(old|build): +([0-9a-f]{2} )+ .*)$' ||
 		fail "pokelab.busted=$name: the first violation does not show the bytes"
 	echo "pokelab.busted=$name: $first"
 	;;

@@ -29,8 +29,9 @@ inline unsigned int testCpus()
  * Boots nr_cpus=testCpus() (plus extraParams()) before each test, on the
  * test's thread, which becomes CPU 0; shuts down after it. Every test is
  * also checked by the cross-modifying-code model: whatever text it patched,
- * the model must have found no violation, unless the test says it expects
- * some (a BUSTED variant, a bug replay).
+ * the model must have found no violation, and every table's site must hold
+ * what its state demands at its end, unless the test says it expects some
+ * (a BUSTED variant, a bug replay).
  */
 class Booted : public ::testing::Test
 {
@@ -47,6 +48,8 @@ protected:
 		kshim::xmcQuiesce();
 		if (xmcViolationsExpected() || xmcExpected_)
 			return;
+		/* every site of every table as its state demands, at the test's end (R7) */
+		kshim::xmcTablesCheck("the test's end");
 		EXPECT_EQ(kshim::xmcStats().violations, 0u)
 			<< (kshim::xmcViolations().empty()
 				    ? std::string()

@@ -382,7 +382,14 @@ int run()
 		fmt::print(stderr, "pokelab: warning: --ct-defer {} only changes isolated CPUs, and "
 				   "none is isolated: add --nohz-full LIST\n", opts.ctDefer);
 
+	/* violations are printed as they are found from here on, the module's first load's too */
+	violationsSeen.store(0);
+	kshim::xmcSetReporter(reportViolation);
+	/* what the model found while the machine booted (the tables after boot's patching) */
+	for (const kshim::XmcViolation &v : kshim::xmcViolations())
+		reportViolation(v);
 	if (moduleWriterStart(opts.module, &err)) {
+		kshim::xmcSetReporter(nullptr);
 		kshim::shutdown();
 		fmt::print(stderr, "pokelab: --module {}: {}\n", opts.module, err);
 		return 2;
@@ -396,11 +403,9 @@ int run()
 	std::fflush(stdout);
 
 	work = std::vector<CpuWork>(n);
-	stopAll.store(false);
-	violationsSeen.store(0);
+	stopAll.store(violationsSeen.load() > 0);	/* a violation at the module's load stops it */
 	resetKnobs();
 	kshim::xmcQuiesce();
-	kshim::xmcSetReporter(reportViolation);
 	kshim::addDeathHook(tortureDeathHook);
 	pokelab::stopOrderly();	/* SIGINT/SIGTERM/SIGHUP end the run in order */
 	kshim::tortureDelays(true, seedUsed);
@@ -438,6 +443,8 @@ int run()
 	kshim::tortureDelays(false, seedUsed);
 	std::vector<std::string> modBad = moduleWriterFinish();
 	kshim::xmcQuiesce();
+	/* every table's site as the keys, the calls and the features demand, at the end (R7) */
+	kshim::xmcTablesCheck("the run's end");
 	if (timeline) {
 		kshim::traceStop();
 		for (const kshim::XmcViolation &v : kshim::xmcViolations()) {

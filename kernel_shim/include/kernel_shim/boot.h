@@ -98,12 +98,13 @@ struct BootParamRegistrar {
  * writes text; "early" hooks run on CPU 0 after the parameters are parsed
  * and before any other CPU starts (apply_alternatives() and
  * jump_label_init() run there); "late" hooks after every CPU is online;
- * "shutdown" hooks on CPU 0 before the CPUs are stopped. Each returns 0 or
- * -errno with @err. This is how the rooms above the core (mm, trace, the
+ * "booted" hooks after the late ones, to look at the machine as booted (the
+ * checker's table check); "shutdown" hooks on CPU 0 before the CPUs are
+ * stopped. Each returns 0 or -errno with @err. This is how the rooms above the core (mm, trace, the
  * checker) and the ported code get called at boot: the core calls no room
  * above it by name.
  */
-enum class BootStage { Machine, Early, Late, Shutdown };
+enum class BootStage { Machine, Early, Late, Booted, Shutdown };
 struct BootHook {
 	const char *name;
 	BootStage stage;

@@ -263,6 +263,49 @@ void xmcTextHidden(const void *start, size_t len) noexcept;
 void xmcTextPrivate(const void *start, size_t len, int cpu) noexcept;
 void xmcTextPublish(const void *start, size_t len) noexcept;
 
+/*
+ * R7, the tables (kernel_shim/xmc/tables.cpp). The checker reads the
+ * program's __jump_table, static_call_sites, altinstructions and
+ * trampolines from its section table and symbols itself; what it needs
+ * from the port is the state they are read with, and when to look.
+ */
+
+/*
+ * The CPU's feature words (boot_cpu_data.x86_capability, @words u32s) and
+ * the X86_FEATURE_RETHUNK bit number, for the alternatives and the RET
+ * forms. Boot, after the features are final.
+ */
+void xmcCpuCaps(const u32 *caps, unsigned int words, int rethunkFeature) noexcept;
+/* jump_label_update(@key) returned: every site of @key (program, modules) as its table demands. */
+void xmcKeyUpdated(const void *key) noexcept;
+/* __static_call_update(@key) returned: its inline sites and trampoline as @key->func demands. */
+void xmcStaticCallUpdated(const void *key) noexcept;
+/* Every site of every table, now (after boot, at a run's end; @when names it). Machine quiet. */
+void xmcTablesCheck(const char *when) noexcept;
+
+/* One section of a module as its loader laid it out. */
+struct XmcSection {
+	const char *name;
+	unsigned long addr;
+	unsigned long size;
+};
+/*
+ * A module's sections as laid out, before anything can run its text: its
+ * noinstr text (noinstr_text) counts as noinstr for R1 and R2 from now on;
+ * its tables (__jump_table, static_call_sites) are checked once
+ * xmcModuleLive() says its COMING notifiers linked them. Task context,
+ * the loader.
+ */
+void xmcModuleTables(const void *mod, const char *name, const XmcSection *secs,
+		     unsigned int n) noexcept;
+/* The module's COMING notifiers ran: R7 on its tables from now on, and now. The loader. */
+void xmcModuleLive(const void *mod) noexcept;
+/*
+ * The module is going: forget its tables and noinstr text. The loader,
+ * before its GOING notifiers unlink its sites.
+ */
+void xmcModuleTablesGone(const void *mod) noexcept;
+
 /* End an open implicit operation and collect what other CPUs found. Task context. */
 void xmcQuiesce() noexcept;
 

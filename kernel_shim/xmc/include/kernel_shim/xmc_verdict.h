@@ -56,6 +56,7 @@ struct XmcViolation {
 	unsigned long rangeEnd;
 	u64 tlbGen, tlbCpuGen;
 	int pair;		/* MissingFence: the store→load pair (kernel_shim/cpu_events.h) */
+	bool request;		/* WrongSite: newBytes are what a batch was asked for, not memory */
 	long refs;		/* Int3RefsHeld: the count read; Int3Declined: the CPU's refs then */
 	u64 ts;			/* when the model reported it (CLOCK_MONOTONIC, ns) */
 };
@@ -70,6 +71,7 @@ struct XmcStats {
 	unsigned long int3Checks;	/* refs drains and INT3 writes checked (R3) */
 	unsigned long siteChecks;	/* sites checked at an INT3 batch's return (R4) */
 	unsigned long emulations;	/* INT3 trap returns checked (R5) */
+	unsigned long tableChecks;	/* sites checked against their tables (R7) */
 	unsigned long emuSkipped;	/* trap returns not recorded: the CPU's ring was full */
 	unsigned long serialisations;	/* seen by the model at a check (approximate) */
 	unsigned long violations;	/* one per CPU and operation at most */
@@ -78,7 +80,7 @@ struct XmcStats {
 	unsigned long events() const
 	{
 		return writes + windows + returnChecks + entryChecks + int3Checks + siteChecks +
-		       emulations;
+		       emulations + tableChecks;
 	}
 };
 
