@@ -35,6 +35,13 @@ static inline void mutex_lock(struct mutex *m)
 	m->owner.store(kshim::currentTask(), std::memory_order_relaxed);
 }
 
+/* userspace: no signals to interrupt the wait, so always 0 */
+static inline int mutex_lock_interruptible(struct mutex *m)
+{
+	mutex_lock(m);
+	return 0;
+}
+
 static inline void mutex_unlock(struct mutex *m)
 {
 	WARN_ON_ONCE(m->owner.load(std::memory_order_relaxed) != kshim::currentTask());
