@@ -20,12 +20,26 @@
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
 #include <linux/bug.h>
+#include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/printk.h>
+#include <linux/slab.h>
 #include <linux/static_call.h>
 
 extern "C" struct static_call_site __start_static_call_sites[] __attribute__((weak));
 extern "C" struct static_call_site __stop_static_call_sites[] __attribute__((weak));
+/*
+ * include/linux/static_call_types.h: a trampoline a module may call through
+ * __raw_static_call() without its key being exported, and that key. pokelab
+ * exports keys (EXPORT_STATIC_CALL()), so the table is empty.
+ */
+struct static_call_tramp_key {
+	s32 tramp;
+	s32 key;
+};
+extern "C" struct static_call_tramp_key __start_static_call_tramp_key[] __attribute__((weak));
+extern "C" struct static_call_tramp_key __stop_static_call_tramp_key[] __attribute__((weak));
 
 static int static_call_initialized;
 
@@ -206,12 +220,12 @@ static int __static_call_init(struct module *mod, struct static_call_site *start
 			 * __static_call_update()'s @first.
 			 */
 			if (!mod) {
-				key->_sites = site;
+				key->sites = site;
 				key->type |= 1;
 				goto do_transform;
 			}
 
-			site_mod = new (std::nothrow) struct static_call_mod();
+			site_mod = kzalloc_obj(*site_mod);
 			if (!site_mod)
 				return -ENOMEM;
 
@@ -226,7 +240,7 @@ static int __static_call_init(struct module *mod, struct static_call_site *start
 
 				key->mods = site_mod;
 
-				site_mod = new (std::nothrow) struct static_call_mod();
+				site_mod = kzalloc_obj(*site_mod);
 				if (!site_mod)
 					return -ENOMEM;
 			}
@@ -293,33 +307,87 @@ static int __static_call_mod_text_reserved(void *start, void *end)
 }
 
 /*
- * Port of static_call_add_module(), kernel/static_call_inline.c.
- * userspace: pokelab exports keys (EXPORT_STATIC_CALL()), so every site's
- * key is the key itself; no trampoline-only exports to look up in
- * .static_call_tramp_key (tramp_key_lookup() is not ported).
+ * Port of tramp_key_lookup(), kernel/static_call_inline.c, v7.3: the key of
+ * trampoline @addr, from the table of trampolines modules may call.
+ */
+static unsigned long tramp_key_lookup(unsigned long addr)
+{
+	struct static_call_tramp_key *start = __start_static_call_tramp_key;
+	struct static_call_tramp_key *stop = __stop_static_call_tramp_key;
+	struct static_call_tramp_key *tramp_key;
+
+	for (tramp_key = start; tramp_key != stop; tramp_key++) {
+		unsigned long tramp;
+
+		tramp = (long)tramp_key->tramp + (long)&tramp_key->tramp;
+		if (tramp == addr)
+			return (long)tramp_key->key + (long)&tramp_key->key;
+	}
+
+	return 0;
+}
+
+/*
+ * Port of static_call_add_module(), kernel/static_call_inline.c, v7.3: a
+ * site whose "key" is a trampoline in the text (a __raw_static_call() of a
+ * key that is not exported) is pointed at the key, then the sites are
+ * linked. pokelab's modules name exported keys, so every site keeps its own.
  */
 static int static_call_add_module(struct module *mod)
 {
 	struct static_call_site *start = mod->static_call_sites;
 	struct static_call_site *stop = start + mod->num_static_call_sites;
+	struct static_call_site *site;
+
+	for (site = start; site != stop; site++) {
+		unsigned long s_key = __static_call_key(site);
+		unsigned long addr = s_key & ~STATIC_CALL_SITE_FLAGS;
+		unsigned long key;
+
+		/*
+		 * A key address: the key was exported, and the module may
+		 * update the call. A text address: only its trampoline was,
+		 * and the key comes from the table.
+		 */
+		if (!kernel_text_address(addr))
+			continue;
+
+		key = tramp_key_lookup(addr);
+		if (!key) {
+			/* userspace: pr_warn() takes fmt's format */
+			pr_warn("Failed to fixup __raw_static_call() usage at: {}\n",
+				static_call_addr(site));
+			return -EINVAL;
+		}
+
+		key |= s_key & STATIC_CALL_SITE_FLAGS;
+		site->key = key - (long)&site->key;
+	}
 
 	return __static_call_init(mod, start, stop);
 }
 
-/* Port of static_call_del_module(), kernel/static_call_inline.c */
+/* Port of static_call_del_module(), kernel/static_call_inline.c, v7.3 */
 static void static_call_del_module(struct module *mod)
 {
 	struct static_call_site *start = mod->static_call_sites;
-	struct static_call_site *stop = start + mod->num_static_call_sites;
+	struct static_call_site *stop = mod->static_call_sites +
+					mod->num_static_call_sites;
 	struct static_call_key *key, *prev_key = NULL;
 	struct static_call_mod *site_mod, **prev;
+	struct static_call_site *site;
 
-	for (struct static_call_site *site = start; site < stop; site++) {
+	for (site = start; site < stop; site++) {
 		key = static_call_key(site);
 
-		/* the key's module: its sites point into the module, nothing to unlink */
-		if (within_module((unsigned long)key, mod))
-			continue;
+		/*
+		 * A key __static_call_init() did not reach (it ran out of
+		 * memory) still holds a sites pointer, not a list: neither it
+		 * nor any key after it (the sites are sorted by key) has a
+		 * static_call_mod of this module. Stop here.
+		 */
+		if (!static_call_key_has_mods(key))
+			break;
 
 		if (key == prev_key)
 			continue;
@@ -335,24 +403,26 @@ static void static_call_del_module(struct module *mod)
 			continue;
 
 		*prev = site_mod->next;
-		delete site_mod;
+		kfree(site_mod);
 	}
 }
 
-/* Port of static_call_module_notify(), kernel/static_call_inline.c */
-static int static_call_module_notify(struct notifier_block *nb, unsigned long val, void *data)
+/* Port of static_call_module_notify(), kernel/static_call_inline.c, v7.3 */
+static int static_call_module_notify(struct notifier_block *nb __maybe_unused, unsigned long val,
+				     void *data)
 {
-	struct module *mod = (struct module *)data;
+	struct module *mod = (struct module *)data;	/* userspace: C++ casts from void * */
 	int ret = 0;
 
-	(void)nb;
+	/* userspace: cpus_read_lock() has no hotplug to hold off */
+
 	static_call_lock();
 
 	switch (val) {
 	case MODULE_STATE_COMING:
 		ret = static_call_add_module(mod);
 		if (ret) {
-			WARN_ON(ret);	/* out of memory: the module's static calls stay trampolined */
+			pr_warn("Failed to allocate memory for static calls\n");
 			static_call_del_module(mod);
 		}
 		break;
@@ -362,9 +432,9 @@ static int static_call_module_notify(struct notifier_block *nb, unsigned long va
 	}
 
 	static_call_unlock();
+	/* userspace: cpus_read_unlock() */
 
-	/* notifier_from_errno() */
-	return ret ? NOTIFY_STOP_MASK | (NOTIFY_OK - ret) : NOTIFY_OK;
+	return notifier_from_errno(ret);
 }
 
 static struct notifier_block static_call_module_nb = {

@@ -414,6 +414,8 @@ extern "C" __noinline int pokelab_module_call_b(int x)
 
 DEFINE_STATIC_CALL(pokelab_module_call, pokelab_module_call_a);
 EXPORT_STATIC_CALL(pokelab_module_call);
+DEFINE_STATIC_CALL(pokelab_module_call2, pokelab_module_call_b);
+EXPORT_STATIC_CALL(pokelab_module_call2);
 
 DEFINE_STATIC_KEY_FALSE(pokelab_module_key);
 EXPORT_SYMBOL(pokelab_module_key);
@@ -504,7 +506,7 @@ int load_module_file(const std::string &path, struct module **modp, std::string 
 
 	/* prepare_coming_module(): jump labels and static calls link the module's sites */
 	ret = blocking_notifier_call_chain(&module_notify_list, MODULE_STATE_COMING, mod);
-	ret = (ret & NOTIFY_STOP_MASK) ? -EINVAL : 0;
+	ret = notifier_to_errno(ret);
 	if (ret) {
 		*err = "a module notifier refused it";
 		goto coming_cleanup;

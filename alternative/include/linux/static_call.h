@@ -57,7 +57,7 @@ struct static_call_key {
 		/* bit 0: 0 = mods, 1 = sites */
 		unsigned long type;
 		struct static_call_mod *mods;
-		struct static_call_site *_sites;
+		struct static_call_site *sites;
 	};
 };
 

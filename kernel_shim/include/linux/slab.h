@@ -5,9 +5,12 @@
  * CUSTOM: the interface of include/linux/slab.h that ported code uses
  * (kmalloc(), kzalloc(), kfree(), and v7.0's kmalloc_obj()/kzalloc_obj(),
  * which take a type or an expression and return a pointer of its type), on
- * the C heap: the GFP flags are accepted and ignored (the host's malloc()
- * neither sleeps nor reclaims). For plain C structures only: nothing is
- * constructed or destroyed. Task context; not async-signal-safe (malloc()).
+ * the C heap (kernel_shim/kernel/slab.cpp): the GFP flags are accepted and
+ * ignored (the host's malloc() neither sleeps nor reclaims). For plain C
+ * structures only: nothing is constructed or destroyed. As CONFIG_FAILSLAB,
+ * a test can make allocations fail (kshim::slabFailNth()), and the shim
+ * counts the objects outstanding, so that a test sees a leak without a
+ * sanitizer. Task context; not async-signal-safe (malloc()).
  */
 #pragma once
 
@@ -18,22 +21,11 @@ typedef unsigned int gfp_t;
 #define GFP_KERNEL	0x0u
 #define GFP_ATOMIC	0x1u
 
-static inline void *kmalloc(size_t size, gfp_t flags)
-{
-	(void)flags;
-	return malloc(size);
-}
-
-static inline void *kzalloc(size_t size, gfp_t flags)
-{
-	(void)flags;
-	return calloc(1, size);
-}
-
-static inline void kfree(const void *p)
-{
-	free(const_cast<void *>(p));
-}
+/* NULL when out of memory (or failed on purpose); zeroed for kzalloc(). */
+void *kmalloc(size_t size, gfp_t flags);
+void *kzalloc(size_t size, gfp_t flags);
+/* NULL is a no-op. */
+void kfree(const void *p);
 
 namespace kshim {
 
@@ -51,5 +43,17 @@ struct SlabObj {
 } /* namespace kshim */
 
 /* One object the size of @what (a type or an expression); the flags may be omitted. */
-#define kmalloc_obj(what, ...) (kshim::SlabObj{malloc(sizeof(what))})
-#define kzalloc_obj(what, ...) (kshim::SlabObj{calloc(1, sizeof(what))})
+#define kmalloc_obj(what, ...) (kshim::SlabObj{kmalloc(sizeof(what), GFP_KERNEL)})
+#define kzalloc_obj(what, ...) (kshim::SlabObj{kzalloc(sizeof(what), GFP_KERNEL)})
+
+namespace kshim {
+
+/*
+ * Fault injection: the @n-th kmalloc()/kzalloc() from now fails (1: the
+ * next one); 0 turns it off. Any thread.
+ */
+void slabFailNth(unsigned long n) noexcept;
+/* Objects kmalloc()ed/kzalloc()ed and not yet kfree()d, process-wide. Any thread. */
+long slabOutstanding() noexcept;
+
+} /* namespace kshim */
