@@ -21,6 +21,7 @@
 #include <kernel_shim/boot.h>
 #include <linux/bug.h>
 #include <linux/kallsyms.h>
+#include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
@@ -41,7 +42,19 @@ struct static_call_tramp_key {
 extern "C" struct static_call_tramp_key __start_static_call_tramp_key[] __attribute__((weak));
 extern "C" struct static_call_tramp_key __stop_static_call_tramp_key[] __attribute__((weak));
 
-static int static_call_initialized;
+int static_call_initialized;
+
+/*
+ * Port of static_call_force_reinit(), kernel/static_call_inline.c, v7.3:
+ * before the early initcall, make its static_call_init() run again.
+ */
+void static_call_force_reinit(void)
+{
+	if (WARN_ON_ONCE(!static_call_initialized))
+		return;
+
+	static_call_initialized++;
+}
 
 static DEFINE_MUTEX(static_call_mutex);
 
@@ -133,13 +146,14 @@ static inline struct static_call_site *static_call_key_sites(struct static_call_
 	return (struct static_call_site *)(key->type & ~1);
 }
 
-/* Port of __static_call_update(), kernel/static_call_inline.c, v6.16 */
+/* Port of __static_call_update(), kernel/static_call_inline.c, v7.3 */
 void __static_call_update(struct static_call_key *key, void *tramp, void *func)
 {
 	struct static_call_site *site, *stop;
 	struct static_call_mod *site_mod, first;
 
 	/* userspace: cpus_read_lock() has no hotplug to hold off */
+
 	static_call_lock();
 
 	if (key->func == func)
@@ -149,11 +163,12 @@ void __static_call_update(struct static_call_key *key, void *tramp, void *func)
 
 	arch_static_call_transform(NULL, tramp, func, false);
 
-	/* Before static_call_init(): the trampoline is all there is to patch. */
-	if (!static_call_initialized) {
-		WARN_ON_ONCE(kshim::systemRunning());
+	/*
+	 * Before static_call_init() the sites still call the trampoline,
+	 * which is done.
+	 */
+	if (WARN_ON_ONCE(!static_call_initialized))
 		goto done;
-	}
 
 	first = (struct static_call_mod){
 		.next = static_call_key_next(key),
@@ -162,34 +177,54 @@ void __static_call_update(struct static_call_key *key, void *tramp, void *func)
 	};
 
 	for (site_mod = &first; site_mod; site_mod = site_mod->next) {
-		bool init = false;
+		bool init = system_state < SYSTEM_RUNNING;
 		struct module *mod = site_mod->mod;
 
 		if (!site_mod->sites) {
-			/* the key's own module has no sites of it */
+			/*
+			 * A key of a module that has no site of it, or the
+			 * empty @first of a key in the mods form.
+			 */
 			continue;
 		}
 
 		stop = __stop_static_call_sites;
 
 		if (mod) {
-			stop = mod->static_call_sites + mod->num_static_call_sites;
+			/* userspace: CONFIG_MODULES=y, no #ifdef */
+
+			stop = mod->static_call_sites +
+			       mod->num_static_call_sites;
 			init = mod->state == MODULE_STATE_COMING;
+			/* userspace: (CONFIG_MODULES) */
 		}
 
-		for (site = site_mod->sites; site < stop && static_call_key(site) == key; site++) {
+		for (site = site_mod->sites;
+		     site < stop && static_call_key(site) == key; site++) {
 			void *site_addr = static_call_addr(site);
 
 			if (!init && static_call_is_init(site))
 				continue;
 
-			/* userspace: kernel_text_address() holds for every recorded site */
-			arch_static_call_transform(site_addr, tramp, func, static_call_is_tail(site));
+			if (!kernel_text_address((unsigned long)site_addr)) {
+				/*
+				 * Text that is not text any more (freed init
+				 * text, built-in __exit): nothing runs it.
+				 */
+				/* userspace: WARN_ON_ONCE(), the report names the condition */
+				WARN_ON_ONCE(!static_call_is_init(site));
+				continue;
+			}
+
+			arch_static_call_transform(site_addr, tramp, func,
+						   static_call_is_tail(site));
 		}
 	}
 
 done:
 	static_call_unlock();
+	/* userspace: cpus_read_unlock() */
+
 }
 
 /* Port of __static_call_init(), kernel/static_call_inline.c, v6.16 */
@@ -437,6 +472,7 @@ static int static_call_module_notify(struct notifier_block *nb __maybe_unused, u
 	return notifier_from_errno(ret);
 }
 
+static bool static_call_module_nb_registered;	/* userspace: see static_call_init() */
 static struct notifier_block static_call_module_nb = {
 	static_call_module_notify, nullptr, STATIC_CALL_MODULE_NOTIFY_PRIORITY,
 };
@@ -455,34 +491,37 @@ int static_call_text_reserved(void *start, void *end)
 }
 
 /*
- * Port of static_call_init(), kernel/static_call_inline.c (an
- * early_initcall). userspace: boot may run many times in one process, so
- * the program's sites are linked once and rewritten at every boot to what
- * their keys hold.
+ * Port of static_call_init(), kernel/static_call_inline.c, v7.3: called
+ * twice per boot, as on x86: from setup_arch() (pokelab: at the start of
+ * the alternatives' boot hook, apply_alternatives.cpp) and as an early
+ * initcall (the late boot hook below), which does the work again only
+ * after static_call_force_reinit().
  */
 int static_call_init(void)
 {
-	static bool notifier;
+	int ret;
 
-	if (static_call_initialized) {
-		static_call_lock();
-		for (struct static_call_site *s = __start_static_call_sites;
-		     s && s < __stop_static_call_sites; s++)
-			arch_static_call_transform(static_call_addr(s), NULL, static_call_key(s)->func,
-						   static_call_is_tail(s));
-		static_call_unlock();
+	/* static_call_force_reinit() asks for a second pass. */
+	if (static_call_initialized == 1)
 		return 0;
-	}
 
 	/* userspace: cpus_read_lock() has no hotplug to hold off */
-	static_call_lock();
-	__static_call_init(NULL, __start_static_call_sites, __stop_static_call_sites);
-	static_call_unlock();
 
-	if (!notifier) {
-		BUG_ON(register_module_notifier(&static_call_module_nb));
-		notifier = true;
+	static_call_lock();
+	ret = __static_call_init(NULL, __start_static_call_sites,
+				 __stop_static_call_sites);
+	static_call_unlock();
+	/* userspace: cpus_read_unlock() */
+
+
+	if (ret) {
+		pr_err("Failed to allocate memory for static_call!\n");
+		BUG();
 	}
+
+	/* userspace: registered once per process, where boot runs many times */
+	if (!static_call_initialized && !static_call_module_nb_registered)
+		static_call_module_nb_registered = !register_module_notifier(&static_call_module_nb);
 
 	static_call_initialized = 1;
 	return 0;
@@ -490,12 +529,26 @@ int static_call_init(void)
 
 namespace {
 
-int staticCallInitHook(std::string &)
+/* The early initcall. */
+int staticCallInitcall(std::string &)
 {
 	return static_call_init();
 }
 
+/*
+ * userspace: boot runs many times in one process; each boot links and
+ * rewrites the program's sites again from setup_arch()'s call, under that
+ * boot's features (a key's target, the return thunk's setting).
+ */
+int staticCallShutdown(std::string &)
+{
+	static_call_initialized = 0;
+	return 0;
+}
+
 kshim::BootHookRegistrar staticCallHook({"static_call_init", kshim::BootStage::Late,
-					  staticCallInitHook});
+					  staticCallInitcall});
+kshim::BootHookRegistrar staticCallDownHook({"static_call_init", kshim::BootStage::Shutdown,
+					      staticCallShutdown});
 
 } /* namespace */

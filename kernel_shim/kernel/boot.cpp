@@ -25,6 +25,7 @@
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/bug.h>
+#include <linux/kernel.h>
 #include <linux/cpumask.h>
 #include <linux/irqflags.h>
 #include <linux/rcupdate.h>
@@ -33,6 +34,8 @@
 #define KSHIM_PRIVATE
 #include "internal.h"
 #include "topology.h"
+
+enum system_states system_state = SYSTEM_HALT;
 
 namespace kshim {
 
@@ -405,6 +408,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 	rcuCpuStarting();
 	cpumask_set_cpu(0, &__cpu_online_mask);
 	isBooted = true;
+	WRITE_ONCE(system_state, SYSTEM_BOOTING);
 
 	/* The model and the BUSTED switch, before anything writes text. */
 	bustedBoot();
@@ -426,6 +430,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 		return ret;
 	}
 
+	WRITE_ONCE(system_state, SYSTEM_SCHEDULING);
 	for (unsigned int cpu = 1; cpu < nr; cpu++) {
 		CpuState &c = cpuState(cpu);
 
@@ -453,6 +458,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 		return ret;
 	}
 	/* Boot is over: __ro_after_init data is read-only from here on. */
+	WRITE_ONCE(system_state, SYSTEM_RUNNING);
 	__atomic_store_n(&systemRunningFlag, true, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -493,6 +499,7 @@ void shutdown()
 	topology().unload();
 	machineAttrs().clear();
 	isBooted = false;
+	WRITE_ONCE(system_state, SYSTEM_HALT);
 	__atomic_store_n(&systemRunningFlag, false, __ATOMIC_RELEASE);
 }
 
