@@ -31,6 +31,21 @@
 #include <linux/notifier.h>
 #include <linux/types.h>
 
+/* include/asm-generic/module.h: a 64-bit architecture's ELF types */
+#define Elf_Shdr	Elf64_Shdr
+#define Elf_Phdr	Elf64_Phdr
+#define Elf_Sym		Elf64_Sym
+#define Elf_Dyn		Elf64_Dyn
+#define Elf_Ehdr	Elf64_Ehdr
+#define Elf_Addr	Elf64_Addr
+#define Elf_Rel		Elf64_Rel
+#define Elf_Rela	Elf64_Rela
+#define Elf_Half	Elf64_Half
+#define ELF_R_TYPE(X)	ELF64_R_TYPE(X)
+#define ELF_R_SYM(X)	ELF64_R_SYM(X)
+#define ELF_ST_BIND(X)	ELF64_ST_BIND(X)
+#define ELF_ST_TYPE(X)	ELF64_ST_TYPE(X)
+
 #define MODULE_NAME_LEN	56
 #define MAX_MODULES	32
 

@@ -69,4 +69,4 @@ long pokelab_module_reported(const char *mod, int event);
 /* arch/x86/kernel/module.c */
 int apply_relocate_add(Elf64_Shdr *sechdrs, const char *strtab, unsigned int symindex,
 		       unsigned int relsec, struct module *me);
-int module_finalize(const Elf64_Ehdr *hdr, const Elf64_Shdr *sechdrs, struct module *me);
+int module_finalize(const Elf_Ehdr *hdr, const Elf_Shdr *sechdrs, struct module *me);
