@@ -198,7 +198,10 @@ void cpuThreadMain(int cpu)
 			c.kick.store(false, std::memory_order_relaxed);
 			lk.unlock();
 			kshim::rcuEqsEnter();
+			/* work queued for this CPU: its kworker runs meanwhile (workqueue.cpp) */
+			cpuLendIdle(c);
 			cpuIdle(c);
+			cpuLendIdle(c);
 			kshim::rcuEqsExit();
 			lk.lock();
 		}
@@ -440,6 +443,8 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 	while (num_online_cpus() < nr)
 		std::this_thread::yield();
 	smp_mb();
+	/* a kworker per CPU, once each CPU runs (linux/workqueue.h) */
+	kworkersStart();
 
 	smpLine = fmt::format("smp: Brought up {} on {} ({}){}", nOf(nr, "CPU"),
 			      nOf(pus.size(), "PU"), info.puList,
@@ -471,6 +476,8 @@ void shutdown()
 		return;
 	BUG_ON(tlsCpu != 0);
 
+	/* the work still queued runs first, timers fire (linux/workqueue.h) */
+	kworkersStop();
 	runHooks(BootStage::Shutdown, err);
 	/* CPU 0 stops being an RCU reader first: CPUs going down may wait for grace periods. */
 	rcuCpuDying();

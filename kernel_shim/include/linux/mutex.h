@@ -27,12 +27,15 @@ struct mutex {
 
 namespace kshim {
 const void *currentTask() noexcept;
+/* The calling thread's count of struct mutexes held (workqueue.cpp: a task that holds none may lend its CPU). */
+void mutexHeldAdd(int n) noexcept;
 } /* namespace kshim */
 
 static inline void mutex_lock(struct mutex *m)
 {
 	m->lock.lock();
 	m->owner.store(kshim::currentTask(), std::memory_order_relaxed);
+	kshim::mutexHeldAdd(1);
 }
 
 /* userspace: no signals to interrupt the wait, so always 0 */
@@ -48,6 +51,7 @@ static inline void mutex_unlock(struct mutex *m)
 	if (m->on_release)
 		m->on_release();
 	m->owner.store(nullptr, std::memory_order_relaxed);
+	kshim::mutexHeldAdd(-1);
 	m->lock.unlock();
 }
 

@@ -8,7 +8,9 @@
  * reads the count, tests its condition (with no lock of the queue held, as
  * the kernel's prepare_to_wait() loop does), and sleeps only until the
  * count changes, so a wake_up_all() after the condition became true is
- * never missed. Nothing
+ * never missed. A waiting CPU lends itself to its kworker
+ * (kshim::cpuSleepBegin(), kernel_shim/sched.h), as a task sleeping in a
+ * wait queue lets the kernel's scheduler run one. Nothing
  * interrupts a wait (no signals), so the _interruptible forms never return
  * -ERESTARTSYS. Task context; not async-signal-safe.
  */
@@ -18,6 +20,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include <kernel_shim/sched.h>
 #include <linux/jiffies.h>
 
 struct wait_queue_head {
@@ -28,14 +31,19 @@ struct wait_queue_head {
 	/* Sleep until the next wake_up_all() after @seen, or @ns (0: no limit); false on timeout. */
 	bool sleepSince(unsigned long seen, unsigned long long ns)
 	{
-		std::unique_lock<std::mutex> l(lock);
+		int token = kshim::cpuSleepBegin(false);
 		bool woken = true;
 
-		if (!ns)
-			cv.wait(l, [&] { return wakeups != seen; });
-		else
-			woken = cv.wait_for(l, std::chrono::nanoseconds(ns),
-					    [&] { return wakeups != seen; });
+		{
+			std::unique_lock<std::mutex> l(lock);
+
+			if (!ns)
+				cv.wait(l, [&] { return wakeups != seen; });
+			else
+				woken = cv.wait_for(l, std::chrono::nanoseconds(ns),
+						    [&] { return wakeups != seen; });
+		}
+		kshim::cpuSleepEnd(token);
 		return woken;
 	}
 
