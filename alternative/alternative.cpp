@@ -29,6 +29,7 @@
 #include <string>
 #include <unistd.h>
 
+#include <asm/cpufeature.h>
 #include <asm/insn.h>
 #include <asm/nops.h>
 #include <asm/sections.h>
@@ -286,41 +287,68 @@ void *text_poke_set(void *addr, int c, size_t len)
 	return addr;
 }
 
-/* Port of text_poke_early(), arch/x86/kernel/alternative.c, v6.16 */
+/* userspace: text_poke_early()'s tail before 0160a5454e54: IRQs on, then the sync */
+static void text_poke_early_replay_0160a5454e54(unsigned long flags, bool loading)
+{
+	local_irq_restore(flags);
+	sync_core();
+	pokelab_text_poke_early_synced();
+	if (!loading)
+		kshim::xmcOpEnd();
+}
+
+/*
+ * Port of text_poke_early(), arch/x86/kernel/alternative.c, v7.3: a write
+ * nothing else can be running, then sync_core() before an interrupt may
+ * run it. Module text skips the sync only once the module is on the
+ * lookups (is_module_text_address(): not while MODULE_STATE_UNFORMED), so
+ * a module's alternatives, retpolines and returns, applied while it is
+ * still being formed, are serialised as the program's are.
+ */
 void text_poke_early(void *addr, const void *opcode, size_t len)
 {
 	unsigned long flags;
 
-	/*
-	 * A module's text while the loader writes it is read-write and run by
-	 * nothing (it goes ROX and live later), so the write is a plain copy, as
-	 * every early write is in the kernel.
-	 * userspace: and it must be: the alias writer below belongs to whoever
-	 * holds text_mutex, which an early write does not take.
-	 */
-	if (kshim::moduleTextLoading((unsigned long)addr)) {
+	if (boot_cpu_has(X86_FEATURE_NX) &&
+	    is_module_text_address((unsigned long)addr)) {
+		/*
+		 * Module text that nothing can fetch yet (not executable, so
+		 * not even speculatively): a plain copy will do.
+		 */
 		memcpy(addr, opcode, len);
-		return;
-	}
+	} else {
+		/*
+		 * userspace: a module still being loaded is read-write and
+		 * hidden from the model: it is copied in place, outside any
+		 * operation of the model's (which another CPU's batch may have
+		 * open), since the alias writer the program's text needs
+		 * belongs to whoever holds text_mutex, which an early write
+		 * does not take.
+		 */
+		bool loading = kshim::moduleTextLoading((unsigned long)addr);
 
-	kshim::xmcOpBegin("text_poke_early");	/* userspace: one operation for the model */
-	local_irq_save(flags);
-	/* userspace: our text is never writable, so even early writes go through the alias */
-	text_poke_memcpy(addr, opcode, len);
-	pokelab_text_poke_early_written();	/* userspace: test hook */
-	if (unlikely(pokelab_alt_bugs.irq_before_sync_0160a5454e54)) {
+		/* userspace: one operation for the model */
+		if (!loading)
+			kshim::xmcOpBegin("text_poke_early");
+		local_irq_save(flags);
+		/* userspace: the program's text is never writable: through the alias */
+		if (loading)
+			memcpy(addr, opcode, len);
+		else
+			text_poke_memcpy(addr, opcode, len);
+		pokelab_text_poke_early_written();	/* userspace: test hook */
 		/* userspace: bug replay, the order before 0160a5454e54 (IRQs on, then sync) */
-		local_irq_restore(flags);
+		if (unlikely(pokelab_alt_bugs.irq_before_sync_0160a5454e54))
+			return text_poke_early_replay_0160a5454e54(flags, loading);
 		sync_core();
-		pokelab_text_poke_early_synced();
-		kshim::xmcOpEnd();
-		return;
+		pokelab_text_poke_early_synced();	/* userspace: test hook */
+		local_irq_restore(flags);
+		/* userspace: the model's operation ends */
+		if (!loading)
+			kshim::xmcOpEnd();
+
+		/* No CLFLUSH for a faster recovery: some VIA CPUs hang on it. */
 	}
-	/* Serialise before any interrupt can run the new bytes (0160a5454e54). */
-	sync_core();
-	pokelab_text_poke_early_synced();
-	local_irq_restore(flags);
-	kshim::xmcOpEnd();	/* userspace */
 }
 
 /*

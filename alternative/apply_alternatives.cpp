@@ -38,6 +38,7 @@
 #include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
 #include <linux/bug.h>
+#include <linux/static_call.h>
 #include <linux/kdebug.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
@@ -880,6 +881,14 @@ kshim::BootParamRegistrar debugAlternativeParam({
  */
 int alternativeInstructions(std::string &err)
 {
+	/*
+	 * setup_arch()'s static_call_init(), before the alternatives as on x86
+	 * (upstream it comes before poking_init(), whose writable alias pokelab's
+	 * early writes need, so it is made here): apply_returns() below may then
+	 * call static_call_force_reinit().
+	 */
+	static_call_init();
+
 	/* first in alternative_instructions(), as upstream */
 	int3_selftest();
 

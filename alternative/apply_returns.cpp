@@ -6,13 +6,16 @@
  * apply_returns() over the sites pokelab-objtool recorded
  * (retpoline_sites, return_sites; docs/static_calls.md, "Return thunks").
  *
- * Port of patch_retpoline(), apply_retpolines(), patch_return(),
- * apply_returns() and emit_indirect(), arch/x86/kernel/alternative.c,
- * v6.16, without ITS thunks, call-depth tracking, FineIBT or static-call
- * fixups (none exist here). The sites are those of the objects the build
- * compiles with -mindirect-branch=thunk-extern -mfunction-return=thunk-extern
- * and runs the pass over (tests/alternative/thunk_sites.cpp); pokelab
- * itself is not built that way.
+ * Port of patch_retpoline(), apply_retpolines() and emit_indirect(),
+ * arch/x86/kernel/alternative.c, v6.16, without ITS thunks, call-depth
+ * tracking or FineIBT; and of cpu_wants_rethunk(), cpu_wants_rethunk_at(),
+ * patch_return() and apply_returns(), v7.3, with the static-call fixups
+ * (__static_call_fixup(), static_call_force_reinit()). The sites are those
+ * of the objects the build compiles with -mindirect-branch=thunk-extern
+ * -mfunction-return=thunk-extern and runs the pass over
+ * (tests/alternative/thunk_sites.cpp, and modules built so, whose
+ * module_finalize() runs the same passes); pokelab itself is not built
+ * that way.
  *
  * userspace:
  *  - boot runs many times in one process: the sites' compiler bytes are
@@ -35,6 +38,8 @@
 #include <kernel_shim/boot.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
+#include <linux/export.h>
+#include <linux/static_call.h>
 #include <pokelab/alt_text.h>
 
 /*
@@ -77,6 +82,28 @@ asm(".pushsection .text, \"ax\", @progbits\n"
 
 extern "C" const u8 __x86_indirect_thunk_array[];
 extern "C" void __x86_return_thunk(void);
+
+/* arch/x86/lib/retpoline.S: the thunks are exported, for modules built with them */
+#define POKELAB_EXPORT_THUNK(reg)				\
+	extern "C" void __x86_indirect_thunk_##reg(void);	\
+	EXPORT_SYMBOL(__x86_indirect_thunk_##reg)
+POKELAB_EXPORT_THUNK(rax);
+POKELAB_EXPORT_THUNK(rcx);
+POKELAB_EXPORT_THUNK(rdx);
+POKELAB_EXPORT_THUNK(rbx);
+POKELAB_EXPORT_THUNK(rsp);
+POKELAB_EXPORT_THUNK(rbp);
+POKELAB_EXPORT_THUNK(rsi);
+POKELAB_EXPORT_THUNK(rdi);
+POKELAB_EXPORT_THUNK(r8);
+POKELAB_EXPORT_THUNK(r9);
+POKELAB_EXPORT_THUNK(r10);
+POKELAB_EXPORT_THUNK(r11);
+POKELAB_EXPORT_THUNK(r12);
+POKELAB_EXPORT_THUNK(r13);
+POKELAB_EXPORT_THUNK(r14);
+POKELAB_EXPORT_THUNK(r15);
+EXPORT_SYMBOL(__x86_return_thunk);
 
 /* arch/x86/kernel/cpu/bugs.c: the return thunk in use (srso's and others' go here) */
 void (*x86_return_thunk)(void) = __x86_return_thunk;
@@ -235,28 +262,41 @@ __noinline void apply_retpolines(s32 *start, s32 *end)
 	}
 }
 
-/* Port of cpu_wants_rethunk() / cpu_wants_rethunk_at(): no ITS, so the feature alone */
-static bool cpu_wants_rethunk(void)
+/* Port of cpu_wants_rethunk(), arch/x86/kernel/alternative.c, v7.3 */
+bool cpu_wants_rethunk(void)
 {
-	return boot_cpu_has(X86_FEATURE_RETHUNK);
+	return cpu_feature_enabled(X86_FEATURE_RETHUNK);
 }
 
 /*
- * Port of patch_return(), arch/x86/kernel/alternative.c, v6.16: a
- * "JMP __x86_return_thunk" stays (or goes to the thunk in use) while the
- * return thunk is wanted, else becomes "RET; INT3...".
+ * Port of cpu_wants_rethunk_at(), arch/x86/kernel/alternative.c, v7.3:
+ * should the return at @addr go through the return thunk?
+ */
+bool cpu_wants_rethunk_at(void *addr)
+{
+	if (!cpu_feature_enabled(X86_FEATURE_RETHUNK))
+		return false;
+	if (x86_return_thunk != its_return_thunk)
+		return true;
+
+	return !((unsigned long)addr & 0x20);
+}
+
+/*
+ * Port of patch_return(), arch/x86/kernel/alternative.c, v7.3: a
+ * "JMP __x86_return_thunk" goes to the return thunk in use while one is
+ * wanted, else becomes "RET; INT3...".
  */
 static int patch_return(void *addr, struct insn *insn, u8 *bytes)
 {
 	int i = 0;
 
-	if (cpu_wants_rethunk()) {
-		if (x86_return_thunk == __x86_return_thunk)
-			return -1;
-
+	/* The thunk in use... */
+	if (cpu_wants_rethunk_at(addr)) {
 		i = JMP32_INSN_SIZE;
-		__text_gen_insn(bytes, JMP32_INSN_OPCODE, addr, (void *)x86_return_thunk, i);
+		__text_gen_insn(bytes, JMP32_INSN_OPCODE, addr, (void *)x86_return_thunk, i);	/* userspace: cast */
 	} else {
+		/* ... or none at all. */
 		bytes[i++] = RET_INSN_OPCODE;
 	}
 
@@ -266,14 +306,22 @@ static int patch_return(void *addr, struct insn *insn, u8 *bytes)
 }
 
 /*
- * Port of apply_returns(), arch/x86/kernel/alternative.c, v6.16.
- * userspace: no __static_call_fixup() (no return-thunk static calls) and no
- * static_call_force_reinit() to ask for.
+ * Port of apply_returns(), arch/x86/kernel/alternative.c, v7.3. A site
+ * that is a static-call trampoline (a NULL call's "JMP __x86_return_thunk",
+ * or one static_call() has rewritten since) is __static_call_fixup()'s;
+ * with the return thunk wanted, static_call_init() runs again
+ * (static_call_force_reinit()), so that the sites it wrote before the
+ * feature was known are rewritten.
  */
 __noinline void apply_returns(s32 *start, s32 *end)
 {
-	for (s32 *s = start; s < end; s++) {
-		void *dest = NULL, *addr = (u8 *)s + *s;
+	s32 *s;
+
+	if (cpu_wants_rethunk())
+		static_call_force_reinit();
+
+	for (s = start; s < end; s++) {
+		void *dest = NULL, *addr = (u8 *)s + *s;	/* userspace: no void * arithmetic */
 		struct insn insn;
 		int len, ret;
 		u8 bytes[16];
@@ -285,15 +333,21 @@ __noinline void apply_returns(s32 *start, s32 *end)
 
 		op = insn.opcode.bytes[0];
 		if (op == JMP32_INSN_OPCODE)
-			dest = (u8 *)addr + insn.length + insn.immediate.value;
+			dest = (u8 *)addr + insn.length + insn.immediate.value;	/* userspace: as above */
 
-		/* a site that is no JMP to the return thunk: objtool's table is wrong */
-		if (WARN_ON_ONCE(dest != (void *)&__x86_return_thunk))
+		/* userspace: WARN_ONCE() prints the condition, not the site's bytes */
+		if (__static_call_fixup(addr, op, dest) ||
+		    WARN_ON_ONCE(dest != (void *)&__x86_return_thunk))
 			continue;
 
+		/* userspace: no DPRINTK(RET) */
+
 		len = patch_return(addr, &insn, bytes);
-		if (len == insn.length)
+		if (len == insn.length) {
+			/* userspace: no DUMP_BYTES(RET) */
+
 			text_poke_early(addr, bytes, len);
+		}
 	}
 }
 

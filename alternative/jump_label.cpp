@@ -48,12 +48,6 @@ static bool jump_label_initialized;
 /* include/linux/jump_label.h: set by jump_label_init() */
 bool static_key_initialized;
 
-/*
- * Port of STATIC_KEY_CHECK_USE(), include/linux/jump_label.h: a key changed
- * before jump_label_init() linked its entries would patch nothing.
- * userspace: WARN_ON() prints the condition, not the key's symbol.
- */
-#define STATIC_KEY_CHECK_USE(key) ((void)(key), WARN_ON(!static_key_initialized))
 
 void arch_jump_label_transform(struct jump_entry *entry, enum jump_label_type type);
 bool arch_jump_label_transform_queue(struct jump_entry *entry, enum jump_label_type type);
@@ -376,7 +370,7 @@ void static_key_disable(struct static_key *key)
 }
 
 /* Port of static_key_dec_not_one(), kernel/jump_label.c (after 224fa3552029) */
-static bool static_key_dec_not_one(struct static_key *key)
+bool static_key_dec_not_one(struct static_key *key)
 {
 	int v;
 
@@ -427,14 +421,25 @@ static void __static_key_slow_dec_cpuslocked(struct static_key *key)
 	jump_label_unlock();
 }
 
+/* Port of __static_key_slow_dec(), kernel/jump_label.c, v7.3 */
+void __static_key_slow_dec(struct static_key *key)
+{
+	/* userspace: cpus_read_lock() has no hotplug to hold off */
+
+	__static_key_slow_dec_cpuslocked(key);
+	/* userspace: cpus_read_unlock() */
+
+}
+
+/* Port of static_key_slow_dec(), kernel/jump_label.c, v7.3 */
 void static_key_slow_dec(struct static_key *key)
 {
 	STATIC_KEY_CHECK_USE(key);
-	static_key_check_ro(key);
+	static_key_check_ro(key);	/* userspace: an _RO key's write after boot BUGs */
 	/* userspace: bug replay, the fast path of before 83ab38ef0a0b */
 	if (unlikely(pokelab_bugs.slow_dec_try_dec_83ab38ef0a0b))
 		return __static_key_slow_dec_cpuslocked_pre_83ab38ef0a0b(key);
-	__static_key_slow_dec_cpuslocked(key);
+	__static_key_slow_dec(key);
 }
 
 /*

@@ -6,6 +6,9 @@
  */
 #pragma once
 
+#include <linux/bug.h>
+#include <linux/jump_label.h>
+
 struct static_key;
 struct jump_entry;
 
@@ -14,6 +17,20 @@ int arch_jump_entry_size(struct jump_entry *entry);
 
 /* Port of jump_label_update(), kernel/jump_label.c. jump_label_mutex held. */
 void jump_label_update(struct static_key *key);
+
+/*
+ * kernel/jump_label.c's helpers of the deferred keys (jump_label_deferred.cpp):
+ * a decrement that does not take the count to 0, lock-free (false: the
+ * slow path's), and the slow decrement itself. Task context.
+ */
+bool static_key_dec_not_one(struct static_key *key);
+void __static_key_slow_dec(struct static_key *key);
+/*
+ * Port of STATIC_KEY_CHECK_USE(), include/linux/jump_label.h: a key changed
+ * before jump_label_init() linked its entries would patch nothing.
+ * userspace: WARN_ON() prints the condition, not the key's symbol.
+ */
+#define STATIC_KEY_CHECK_USE(key) ((void)(key), WARN_ON(!static_key_initialized))
 
 /*
  * Bug replays, test-only, each the code of before its fix, chosen in the

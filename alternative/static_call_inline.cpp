@@ -21,14 +21,41 @@
 #include <kernel_shim/boot.h>
 #include <linux/bug.h>
 #include <kernel_shim/xmc.h>
+#include <linux/kallsyms.h>
+#include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/printk.h>
+#include <linux/slab.h>
 #include <linux/static_call.h>
 
 extern "C" struct static_call_site __start_static_call_sites[] __attribute__((weak));
 extern "C" struct static_call_site __stop_static_call_sites[] __attribute__((weak));
+/*
+ * include/linux/static_call_types.h: a trampoline a module may call through
+ * __raw_static_call() without its key being exported, and that key. pokelab
+ * exports keys (EXPORT_STATIC_CALL()), so the table is empty.
+ */
+struct static_call_tramp_key {
+	s32 tramp;
+	s32 key;
+};
+extern "C" struct static_call_tramp_key __start_static_call_tramp_key[] __attribute__((weak));
+extern "C" struct static_call_tramp_key __stop_static_call_tramp_key[] __attribute__((weak));
 
-static int static_call_initialized;
+int static_call_initialized;
+
+/*
+ * Port of static_call_force_reinit(), kernel/static_call_inline.c, v7.3:
+ * before the early initcall, make its static_call_init() run again.
+ */
+void static_call_force_reinit(void)
+{
+	if (WARN_ON_ONCE(!static_call_initialized))
+		return;
+
+	static_call_initialized++;
+}
 
 static DEFINE_MUTEX(static_call_mutex);
 
@@ -120,13 +147,14 @@ static inline struct static_call_site *static_call_key_sites(struct static_call_
 	return (struct static_call_site *)(key->type & ~1);
 }
 
-/* Port of __static_call_update(), kernel/static_call_inline.c, v6.16 */
+/* Port of __static_call_update(), kernel/static_call_inline.c, v7.3 */
 void __static_call_update(struct static_call_key *key, void *tramp, void *func)
 {
 	struct static_call_site *site, *stop;
 	struct static_call_mod *site_mod, first;
 
 	/* userspace: cpus_read_lock() has no hotplug to hold off */
+
 	static_call_lock();
 
 	if (key->func == func)
@@ -136,11 +164,12 @@ void __static_call_update(struct static_call_key *key, void *tramp, void *func)
 
 	arch_static_call_transform(NULL, tramp, func, false);
 
-	/* Before static_call_init(): the trampoline is all there is to patch. */
-	if (!static_call_initialized) {
-		WARN_ON_ONCE(kshim::systemRunning());
+	/*
+	 * Before static_call_init() the sites still call the trampoline,
+	 * which is done.
+	 */
+	if (WARN_ON_ONCE(!static_call_initialized))
 		goto done;
-	}
 
 	first = (struct static_call_mod){
 		.next = static_call_key_next(key),
@@ -149,35 +178,55 @@ void __static_call_update(struct static_call_key *key, void *tramp, void *func)
 	};
 
 	for (site_mod = &first; site_mod; site_mod = site_mod->next) {
-		bool init = false;
+		bool init = system_state < SYSTEM_RUNNING;
 		struct module *mod = site_mod->mod;
 
 		if (!site_mod->sites) {
-			/* the key's own module has no sites of it */
+			/*
+			 * A key of a module that has no site of it, or the
+			 * empty @first of a key in the mods form.
+			 */
 			continue;
 		}
 
 		stop = __stop_static_call_sites;
 
 		if (mod) {
-			stop = mod->static_call_sites + mod->num_static_call_sites;
+			/* userspace: CONFIG_MODULES=y, no #ifdef */
+
+			stop = mod->static_call_sites +
+			       mod->num_static_call_sites;
 			init = mod->state == MODULE_STATE_COMING;
+			/* userspace: (CONFIG_MODULES) */
 		}
 
-		for (site = site_mod->sites; site < stop && static_call_key(site) == key; site++) {
+		for (site = site_mod->sites;
+		     site < stop && static_call_key(site) == key; site++) {
 			void *site_addr = static_call_addr(site);
 
 			if (!init && static_call_is_init(site))
 				continue;
 
-			/* userspace: kernel_text_address() holds for every recorded site */
-			arch_static_call_transform(site_addr, tramp, func, static_call_is_tail(site));
+			if (!kernel_text_address((unsigned long)site_addr)) {
+				/*
+				 * Text that is not text any more (freed init
+				 * text, built-in __exit): nothing runs it.
+				 */
+				/* userspace: WARN_ON_ONCE(), the report names the condition */
+				WARN_ON_ONCE(!static_call_is_init(site));
+				continue;
+			}
+
+			arch_static_call_transform(site_addr, tramp, func,
+						   static_call_is_tail(site));
 		}
 	}
 
 done:
 	kshim::xmcStaticCallUpdated(key);	/* userspace: the model checks its sites and trampoline */
 	static_call_unlock();
+	/* userspace: cpus_read_unlock() */
+
 }
 
 /* Port of __static_call_init(), kernel/static_call_inline.c, v6.16 */
@@ -208,12 +257,12 @@ static int __static_call_init(struct module *mod, struct static_call_site *start
 			 * __static_call_update()'s @first.
 			 */
 			if (!mod) {
-				key->_sites = site;
+				key->sites = site;
 				key->type |= 1;
 				goto do_transform;
 			}
 
-			site_mod = new (std::nothrow) struct static_call_mod();
+			site_mod = kzalloc_obj(*site_mod);
 			if (!site_mod)
 				return -ENOMEM;
 
@@ -228,7 +277,7 @@ static int __static_call_init(struct module *mod, struct static_call_site *start
 
 				key->mods = site_mod;
 
-				site_mod = new (std::nothrow) struct static_call_mod();
+				site_mod = kzalloc_obj(*site_mod);
 				if (!site_mod)
 					return -ENOMEM;
 			}
@@ -295,33 +344,87 @@ static int __static_call_mod_text_reserved(void *start, void *end)
 }
 
 /*
- * Port of static_call_add_module(), kernel/static_call_inline.c.
- * userspace: pokelab exports keys (EXPORT_STATIC_CALL()), so every site's
- * key is the key itself; no trampoline-only exports to look up in
- * .static_call_tramp_key (tramp_key_lookup() is not ported).
+ * Port of tramp_key_lookup(), kernel/static_call_inline.c, v7.3: the key of
+ * trampoline @addr, from the table of trampolines modules may call.
+ */
+static unsigned long tramp_key_lookup(unsigned long addr)
+{
+	struct static_call_tramp_key *start = __start_static_call_tramp_key;
+	struct static_call_tramp_key *stop = __stop_static_call_tramp_key;
+	struct static_call_tramp_key *tramp_key;
+
+	for (tramp_key = start; tramp_key != stop; tramp_key++) {
+		unsigned long tramp;
+
+		tramp = (long)tramp_key->tramp + (long)&tramp_key->tramp;
+		if (tramp == addr)
+			return (long)tramp_key->key + (long)&tramp_key->key;
+	}
+
+	return 0;
+}
+
+/*
+ * Port of static_call_add_module(), kernel/static_call_inline.c, v7.3: a
+ * site whose "key" is a trampoline in the text (a __raw_static_call() of a
+ * key that is not exported) is pointed at the key, then the sites are
+ * linked. pokelab's modules name exported keys, so every site keeps its own.
  */
 static int static_call_add_module(struct module *mod)
 {
 	struct static_call_site *start = mod->static_call_sites;
 	struct static_call_site *stop = start + mod->num_static_call_sites;
+	struct static_call_site *site;
+
+	for (site = start; site != stop; site++) {
+		unsigned long s_key = __static_call_key(site);
+		unsigned long addr = s_key & ~STATIC_CALL_SITE_FLAGS;
+		unsigned long key;
+
+		/*
+		 * A key address: the key was exported, and the module may
+		 * update the call. A text address: only its trampoline was,
+		 * and the key comes from the table.
+		 */
+		if (!kernel_text_address(addr))
+			continue;
+
+		key = tramp_key_lookup(addr);
+		if (!key) {
+			/* userspace: pr_warn() takes fmt's format */
+			pr_warn("Failed to fixup __raw_static_call() usage at: {}\n",
+				static_call_addr(site));
+			return -EINVAL;
+		}
+
+		key |= s_key & STATIC_CALL_SITE_FLAGS;
+		site->key = key - (long)&site->key;
+	}
 
 	return __static_call_init(mod, start, stop);
 }
 
-/* Port of static_call_del_module(), kernel/static_call_inline.c */
+/* Port of static_call_del_module(), kernel/static_call_inline.c, v7.3 */
 static void static_call_del_module(struct module *mod)
 {
 	struct static_call_site *start = mod->static_call_sites;
-	struct static_call_site *stop = start + mod->num_static_call_sites;
+	struct static_call_site *stop = mod->static_call_sites +
+					mod->num_static_call_sites;
 	struct static_call_key *key, *prev_key = NULL;
 	struct static_call_mod *site_mod, **prev;
+	struct static_call_site *site;
 
-	for (struct static_call_site *site = start; site < stop; site++) {
+	for (site = start; site < stop; site++) {
 		key = static_call_key(site);
 
-		/* the key's module: its sites point into the module, nothing to unlink */
-		if (within_module((unsigned long)key, mod))
-			continue;
+		/*
+		 * A key __static_call_init() did not reach (it ran out of
+		 * memory) still holds a sites pointer, not a list: neither it
+		 * nor any key after it (the sites are sorted by key) has a
+		 * static_call_mod of this module. Stop here.
+		 */
+		if (!static_call_key_has_mods(key))
+			break;
 
 		if (key == prev_key)
 			continue;
@@ -337,24 +440,26 @@ static void static_call_del_module(struct module *mod)
 			continue;
 
 		*prev = site_mod->next;
-		delete site_mod;
+		kfree(site_mod);
 	}
 }
 
-/* Port of static_call_module_notify(), kernel/static_call_inline.c */
-static int static_call_module_notify(struct notifier_block *nb, unsigned long val, void *data)
+/* Port of static_call_module_notify(), kernel/static_call_inline.c, v7.3 */
+static int static_call_module_notify(struct notifier_block *nb __maybe_unused, unsigned long val,
+				     void *data)
 {
-	struct module *mod = (struct module *)data;
+	struct module *mod = (struct module *)data;	/* userspace: C++ casts from void * */
 	int ret = 0;
 
-	(void)nb;
+	/* userspace: cpus_read_lock() has no hotplug to hold off */
+
 	static_call_lock();
 
 	switch (val) {
 	case MODULE_STATE_COMING:
 		ret = static_call_add_module(mod);
 		if (ret) {
-			WARN_ON(ret);	/* out of memory: the module's static calls stay trampolined */
+			pr_warn("Failed to allocate memory for static calls\n");
 			static_call_del_module(mod);
 		}
 		break;
@@ -364,11 +469,12 @@ static int static_call_module_notify(struct notifier_block *nb, unsigned long va
 	}
 
 	static_call_unlock();
+	/* userspace: cpus_read_unlock() */
 
-	/* notifier_from_errno() */
-	return ret ? NOTIFY_STOP_MASK | (NOTIFY_OK - ret) : NOTIFY_OK;
+	return notifier_from_errno(ret);
 }
 
+static bool static_call_module_nb_registered;	/* userspace: see static_call_init() */
 static struct notifier_block static_call_module_nb = {
 	static_call_module_notify, nullptr, STATIC_CALL_MODULE_NOTIFY_PRIORITY,
 };
@@ -387,34 +493,37 @@ int static_call_text_reserved(void *start, void *end)
 }
 
 /*
- * Port of static_call_init(), kernel/static_call_inline.c (an
- * early_initcall). userspace: boot may run many times in one process, so
- * the program's sites are linked once and rewritten at every boot to what
- * their keys hold.
+ * Port of static_call_init(), kernel/static_call_inline.c, v7.3: called
+ * twice per boot, as on x86: from setup_arch() (pokelab: at the start of
+ * the alternatives' boot hook, apply_alternatives.cpp) and as an early
+ * initcall (the late boot hook below), which does the work again only
+ * after static_call_force_reinit().
  */
 int static_call_init(void)
 {
-	static bool notifier;
+	int ret;
 
-	if (static_call_initialized) {
-		static_call_lock();
-		for (struct static_call_site *s = __start_static_call_sites;
-		     s && s < __stop_static_call_sites; s++)
-			arch_static_call_transform(static_call_addr(s), NULL, static_call_key(s)->func,
-						   static_call_is_tail(s));
-		static_call_unlock();
+	/* static_call_force_reinit() asks for a second pass. */
+	if (static_call_initialized == 1)
 		return 0;
-	}
 
 	/* userspace: cpus_read_lock() has no hotplug to hold off */
-	static_call_lock();
-	__static_call_init(NULL, __start_static_call_sites, __stop_static_call_sites);
-	static_call_unlock();
 
-	if (!notifier) {
-		BUG_ON(register_module_notifier(&static_call_module_nb));
-		notifier = true;
+	static_call_lock();
+	ret = __static_call_init(NULL, __start_static_call_sites,
+				 __stop_static_call_sites);
+	static_call_unlock();
+	/* userspace: cpus_read_unlock() */
+
+
+	if (ret) {
+		pr_err("Failed to allocate memory for static_call!\n");
+		BUG();
 	}
+
+	/* userspace: registered once per process, where boot runs many times */
+	if (!static_call_initialized && !static_call_module_nb_registered)
+		static_call_module_nb_registered = !register_module_notifier(&static_call_module_nb);
 
 	static_call_initialized = 1;
 	return 0;
@@ -422,12 +531,26 @@ int static_call_init(void)
 
 namespace {
 
-int staticCallInitHook(std::string &)
+/* The early initcall. */
+int staticCallInitcall(std::string &)
 {
 	return static_call_init();
 }
 
+/*
+ * userspace: boot runs many times in one process; each boot links and
+ * rewrites the program's sites again from setup_arch()'s call, under that
+ * boot's features (a key's target, the return thunk's setting).
+ */
+int staticCallShutdown(std::string &)
+{
+	static_call_initialized = 0;
+	return 0;
+}
+
 kshim::BootHookRegistrar staticCallHook({"static_call_init", kshim::BootStage::Late,
-					  staticCallInitHook});
+					  staticCallInitcall});
+kshim::BootHookRegistrar staticCallDownHook({"static_call_init", kshim::BootStage::Shutdown,
+					      staticCallShutdown});
 
 } /* namespace */

@@ -53,6 +53,9 @@
 #include <pokelab/module_calls.h>
 #include <pokelab/module_load.h>
 
+#include "internal.h"
+#include "loader.h"
+
 namespace {
 
 constexpr size_t kPage = 4096;
@@ -204,17 +207,6 @@ int move_module(struct module *mod, load_info *info, std::string *err)
 	return 0;
 }
 
-void free_module_memory(struct module *mod)
-{
-	for (int t = 0; t < MOD_MEM_NUM_TYPES; t++) {
-		if (!mod->mem[t].base)
-			continue;
-		kshim::xmcTextHidden(mod->mem[t].base, kPage);
-		execmem_free(mod->mem[t].base);
-		mod->mem[t].base = nullptr;
-	}
-}
-
 /* Port of find_symbol() over the kernel's and the modules' EXPORT_SYMBOL() tables */
 bool find_exported_symbol(const char *name, unsigned long *value)
 {
@@ -354,13 +346,26 @@ void module_enable_text_rox(struct module *mod)
 			set_memory_rox((unsigned long)mod->mem[t].base, 1);
 }
 
+
+} /* namespace */
+
+/* Port of module_memory_free(), kernel/module/main.c, v7.3 */
+void module_memory_free(struct module *mod, enum mod_mem_type type)
+{
+	struct module_memory *mem = &mod->mem[type];
+
+	/* userspace: nothing runs it any more: the model forgets it */
+	if (mem->base)
+		kshim::xmcTextHidden(mem->base, kPage);
+	execmem_free(mem->base);
+	mem->base = nullptr;	/* userspace: a failed load frees what it had */
+}
+
 void free_module_struct(struct module *mod)
 {
 	delete (loader_priv *)mod->loader;
 	delete mod;
 }
-
-} /* namespace */
 
 namespace {
 
@@ -427,6 +432,8 @@ extern "C" __noinline int pokelab_module_call_b(int x)
 
 DEFINE_STATIC_CALL(pokelab_module_call, pokelab_module_call_a);
 EXPORT_STATIC_CALL(pokelab_module_call);
+DEFINE_STATIC_CALL(pokelab_module_call2, pokelab_module_call_b);
+EXPORT_STATIC_CALL(pokelab_module_call2);
 
 DEFINE_STATIC_KEY_FALSE(pokelab_module_key);
 EXPORT_SYMBOL(pokelab_module_key);
@@ -469,7 +476,7 @@ int load_module_file(const std::string &path, struct module **modp, std::string 
 	mod = new struct module();
 	mod->state = MODULE_STATE_UNFORMED;
 	memcpy(mod->name, info.name.c_str(), info.name.size() + 1);
-	atomic_set(&mod->refcnt, MODULE_REF_BASE);
+	module_unload_init(mod);
 
 	layout_sections(mod, &info);
 	if ((ret = move_module(mod, &info, err)))
@@ -477,17 +484,19 @@ int load_module_file(const std::string &path, struct module **modp, std::string 
 
 	/* add_unformed_module(): one module of each name */
 	{
-		std::lock_guard<std::mutex> l(kshim::module_mutex);
-
+		mutex_lock(&module_mutex);
 		if (find_module(mod->name)) {
+			mutex_unlock(&module_mutex);
 			*err = fmt::format("module {} is already loaded", mod->name);
 			ret = -EEXIST;
 			goto free_mem;
 		}
 		if ((ret = kshim::moduleListAdd(mod))) {
+			mutex_unlock(&module_mutex);
 			*err = fmt::format("more than {} modules", MAX_MODULES);
 			goto free_mem;
 		}
+		mutex_unlock(&module_mutex);
 	}
 
 	find_module_sections(mod, &info);
@@ -515,8 +524,8 @@ int load_module_file(const std::string &path, struct module **modp, std::string 
 	WRITE_ONCE(mod->state, MODULE_STATE_COMING);
 
 	/* prepare_coming_module(): jump labels and static calls link the module's sites */
-	ret = kshim::moduleNotify(MODULE_STATE_COMING, mod);
-	ret = (ret & NOTIFY_STOP_MASK) ? -EINVAL : 0;
+	ret = blocking_notifier_call_chain(&module_notify_list, MODULE_STATE_COMING, mod);
+	ret = notifier_to_errno(ret);
 	if (ret) {
 		*err = "a module notifier refused it";
 		goto coming_cleanup;
@@ -529,7 +538,11 @@ int load_module_file(const std::string &path, struct module **modp, std::string 
 		goto coming_cleanup;
 	}
 	WRITE_ONCE(mod->state, MODULE_STATE_LIVE);
-	kshim::moduleNotify(MODULE_STATE_LIVE, mod);
+	blocking_notifier_call_chain(&module_notify_list, MODULE_STATE_LIVE, mod);
+	mutex_lock(&module_mutex);
+	module_put(mod);	/* the init's reference */
+	mutex_unlock(&module_mutex);
+	wake_up_all(&module_wq);
 
 	mod->loader = new loader_priv{std::move(info.image)};
 	*modp = mod;
@@ -538,47 +551,17 @@ int load_module_file(const std::string &path, struct module **modp, std::string 
 coming_cleanup:
 	WRITE_ONCE(mod->state, MODULE_STATE_GOING);
 	kshim::xmcModuleTablesGone(mod);	/* userspace */
-	kshim::moduleNotify(MODULE_STATE_GOING, mod);
+	blocking_notifier_call_chain(&module_notify_list, MODULE_STATE_GOING, mod);
 unlink:
-	{
-		std::lock_guard<std::mutex> l(kshim::module_mutex);
-
-		kshim::moduleListDel(mod);
-	}
+	mutex_lock(&module_mutex);
+	kshim::moduleListDel(mod);
+	mutex_unlock(&module_mutex);
 	synchronize_rcu();
 free_mem:
-	free_module_memory(mod);
-	delete mod;
-	return ret;
-}
-
-/* Port of the delete_module() syscall and free_module(), kernel/module/main.c */
-int delete_module(struct module *mod)
-{
-	{
-		std::lock_guard<std::mutex> l(kshim::module_mutex);
-
-		/* try_stop_module(): nobody may hold a reference */
-		if (module_refcount(mod) != 0)
-			return -EWOULDBLOCK;
-		WRITE_ONCE(mod->state, MODULE_STATE_GOING);
-	}
-
-	if (mod->exit)
-		mod->exit();
-	kshim::xmcModuleTablesGone(mod);	/* userspace: before its sites are unlinked */
-	kshim::moduleNotify(MODULE_STATE_GOING, mod);
-
-	/* free_module(): off the list, wait for readers, free */
-	WRITE_ONCE(mod->state, MODULE_STATE_UNFORMED);
-	{
-		std::lock_guard<std::mutex> l(kshim::module_mutex);
-
-		kshim::moduleListDel(mod);
-	}
-	/* Wait for RCU synchronizing before releasing mod's memory. */
-	synchronize_rcu();
-	free_module_memory(mod);
+	for_each_mod_mem_type(type)
+		if (mod->mem[type].base)
+			module_memory_free(mod, type);
 	free_module_struct(mod);
-	return 0;
+	wake_up_all(&module_wq);
+	return ret;
 }

@@ -15,15 +15,15 @@
 #include <linux/module.h>
 #include <linux/notifier.h>
 
-namespace kshim {
-std::mutex module_mutex;
-} /* namespace kshim */
+#include "internal.h"
+
+DEFINE_MUTEX(module_mutex);
+BLOCKING_NOTIFIER_HEAD(module_notify_list);
+DECLARE_WAIT_QUEUE_HEAD(module_wq);
 
 namespace {
 
 std::atomic<struct module *> modules[MAX_MODULES];
-
-BLOCKING_NOTIFIER_HEAD(module_notify_list);
 
 } /* namespace */
 
@@ -105,33 +105,48 @@ struct module *find_module(const char *name)
 	return nullptr;
 }
 
-/* Port of try_module_get(), kernel/module/main.c */
-bool try_module_get(struct module *mod)
+/* Port of __module_get(), kernel/module/main.c, v7.3 */
+void __module_get(struct module *module)
+{
+	if (module) {
+		atomic_inc(&module->refcnt);
+		(void)0;	/* userspace: no module_get tracepoint */
+	}
+}
+
+/*
+ * Port of try_module_get(), kernel/module/main.c, v7.3: the count goes up
+ * only from a non-zero value, so once try_release_module_ref() has taken
+ * it to zero no new reference can be had, whatever module_is_live() read.
+ */
+bool try_module_get(struct module *module)
 {
 	bool ret = true;
 
-	if (mod) {
-		/* a module going away gives no new references */
-		if (likely(READ_ONCE(mod->state) != MODULE_STATE_GOING &&
-			   READ_ONCE(mod->state) != MODULE_STATE_UNFORMED))
-			atomic_inc(&mod->refcnt);
+	if (module) {
+		/* Can fail: the module may be going. */
+		if (likely(module_is_live(module) &&
+			   atomic_inc_not_zero(&module->refcnt) != 0))
+			(void)0;	/* userspace: no module_get tracepoint */
 		else
 			ret = false;
 	}
 	return ret;
 }
 
-/* Port of module_put(), kernel/module/main.c */
-void module_put(struct module *mod)
+/* Port of module_put(), kernel/module/main.c, v7.3 */
+void module_put(struct module *module)
 {
-	if (mod) {
-		int ret = atomic_dec_if_positive(&mod->refcnt);
+	int ret;
 
+	if (module) {
+		ret = atomic_dec_if_positive(&module->refcnt);
 		WARN_ON(ret < 0);	/* one put too many */
+		(void)0;	/* userspace: no module_put tracepoint */
 	}
 }
 
-/* Port of module_refcount(), kernel/module/main.c */
+/* Port of module_refcount(), kernel/module/main.c, v7.3 */
 int module_refcount(struct module *mod)
 {
 	return atomic_read(&mod->refcnt) - MODULE_REF_BASE;
@@ -169,11 +184,6 @@ bool moduleTextLoading(unsigned long addr)
 			return true;
 	}
 	return false;
-}
-
-int moduleNotify(unsigned long state, struct module *mod)
-{
-	return blocking_notifier_call_chain(&module_notify_list, state, mod);
 }
 
 } /* namespace kshim */

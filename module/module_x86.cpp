@@ -84,29 +84,57 @@ overflow:
 }
 
 /*
- * Port of module_finalize(), arch/x86/kernel/module.c, v6.16, for what
- * pokelab's modules carry: the alternatives, applied to the module's text
- * before anything runs it. userspace: no .retpoline_sites, .return_sites,
- * .call_sites, ENDBR seals, .smp_locks, ORC or ITS thunks; the section is
- * "altinstructions" (asm/alternative.h).
+ * Port of module_finalize(), arch/x86/kernel/module.c, v7.3: the module's
+ * retpolines and returns (a module built with the thunks, as
+ * docs/static_calls.md's objects are), then its alternatives, all applied
+ * before anything runs its text, as the boot does for the program's.
+ * userspace: no ORC, IBT or CFI seals, call-depth thunks or ITS thunks;
+ * the sections are pokelab-objtool's names, without the leading dot
+ * (asm/alternative.h, docs/static_calls.md).
  */
-int module_finalize(const Elf64_Ehdr *hdr, const Elf64_Shdr *sechdrs, struct module *me)
+int module_finalize(const Elf_Ehdr *hdr, const Elf_Shdr *sechdrs, struct module *me)
 {
-	const Elf64_Shdr *s, *alt = NULL;
-	const char *secstrings = (const char *)hdr + sechdrs[hdr->e_shstrndx].sh_offset;
+	const Elf_Shdr *s, *alt = NULL,
+		*retpolines = NULL, *returns = NULL;	/* userspace: the tables pokelab has */
+	const char *secstrings = (const char *)hdr + sechdrs[hdr->e_shstrndx].sh_offset;	/* userspace: cast */
 
-	(void)me;
 	for (s = sechdrs; s < sechdrs + hdr->e_shnum; s++) {
+		/* userspace: pokelab-objtool's section names */
 		if (!strcmp("altinstructions", secstrings + s->sh_name))
 			alt = s;
+		/* userspace: no ORC tables */
+		if (!strcmp("retpoline_sites", secstrings + s->sh_name))	/* userspace: name */
+			retpolines = s;
+		if (!strcmp("return_sites", secstrings + s->sh_name))	/* userspace: name */
+			returns = s;
+		/* userspace: no call-depth, CFI or IBT tables */
+
 	}
+
+	(void)me;	/* userspace: no ITS thunks to give the module (its_init_mod()) */
+
+	/* userspace: no FineIBT (apply_fineibt()) */
+
+	if (retpolines) {
+		void *rseg = (void *)retpolines->sh_addr;
+		apply_retpolines((s32 *)rseg, (s32 *)((char *)rseg + retpolines->sh_size));	/* userspace: casts */
+	}
+
+	/* userspace: no ITS (its_fini_mod()) */
+
+	if (returns) {
+		void *rseg = (void *)returns->sh_addr;
+		apply_returns((s32 *)rseg, (s32 *)((char *)rseg + returns->sh_size));	/* userspace: casts */
+	}
+	/* userspace: no call-depth tracking (callthunks_patch_module_calls()) */
 
 	if (alt) {
-		/* patch .text */
+		/* the alternatives */
 		void *aseg = (void *)alt->sh_addr;
-
 		apply_alternatives((struct alt_instr *)aseg,
-				   (struct alt_instr *)((char *)aseg + alt->sh_size));
+				   (struct alt_instr *)((char *)aseg + alt->sh_size));	/* userspace: casts */
 	}
+	/* userspace: no ENDBR seals, no ORC unwind tables */
+
 	return 0;
 }

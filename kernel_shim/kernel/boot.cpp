@@ -25,6 +25,7 @@
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/bug.h>
+#include <linux/kernel.h>
 #include <linux/cpumask.h>
 #include <linux/irqflags.h>
 #include <linux/rcupdate.h>
@@ -33,6 +34,8 @@
 #define KSHIM_PRIVATE
 #include "internal.h"
 #include "topology.h"
+
+enum system_states system_state = SYSTEM_HALT;
 
 namespace kshim {
 
@@ -195,7 +198,10 @@ void cpuThreadMain(int cpu)
 			c.kick.store(false, std::memory_order_relaxed);
 			lk.unlock();
 			kshim::rcuEqsEnter();
+			/* work queued for this CPU: its kworker runs meanwhile (workqueue.cpp) */
+			cpuLendIdle(c);
 			cpuIdle(c);
+			cpuLendIdle(c);
 			kshim::rcuEqsExit();
 			lk.lock();
 		}
@@ -405,6 +411,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 	rcuCpuStarting();
 	cpumask_set_cpu(0, &__cpu_online_mask);
 	isBooted = true;
+	WRITE_ONCE(system_state, SYSTEM_BOOTING);
 
 	/* The model and the BUSTED switch, before anything writes text. */
 	bustedBoot();
@@ -426,6 +433,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 		return ret;
 	}
 
+	WRITE_ONCE(system_state, SYSTEM_SCHEDULING);
 	for (unsigned int cpu = 1; cpu < nr; cpu++) {
 		CpuState &c = cpuState(cpu);
 
@@ -435,6 +443,8 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 	while (num_online_cpus() < nr)
 		std::this_thread::yield();
 	smp_mb();
+	/* a kworker per CPU, once each CPU runs (linux/workqueue.h) */
+	kworkersStart();
 
 	smpLine = fmt::format("smp: Brought up {} on {} ({}){}", nOf(nr, "CPU"),
 			      nOf(pus.size(), "PU"), info.puList,
@@ -455,6 +465,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 		return ret;
 	}
 	/* Boot is over: __ro_after_init data is read-only from here on. */
+	WRITE_ONCE(system_state, SYSTEM_RUNNING);
 	__atomic_store_n(&systemRunningFlag, true, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -467,6 +478,8 @@ void shutdown()
 		return;
 	BUG_ON(tlsCpu != 0);
 
+	/* the work still queued runs first, timers fire (linux/workqueue.h) */
+	kworkersStop();
 	runHooks(BootStage::Shutdown, err);
 	/* CPU 0 stops being an RCU reader first: CPUs going down may wait for grace periods. */
 	rcuCpuDying();
@@ -495,6 +508,7 @@ void shutdown()
 	topology().unload();
 	machineAttrs().clear();
 	isBooted = false;
+	WRITE_ONCE(system_state, SYSTEM_HALT);
 	__atomic_store_n(&systemRunningFlag, false, __ATOMIC_RELEASE);
 }
 

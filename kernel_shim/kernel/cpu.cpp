@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include <asm/processor.h>
+#include <kernel_shim/sched.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
 #include <linux/percpu.h>
@@ -64,7 +65,8 @@ void sendIpiSignal(int cpu) noexcept
 		if (fail && target.failIpiSends.compare_exchange_strong(fail, fail - 1))
 			err = EAGAIN;
 		else
-			err = pthread_kill(target.thread, ipiSignal());
+			err = pthread_kill(__atomic_load_n(&target.thread, __ATOMIC_ACQUIRE),
+					   ipiSignal());
 		if (err != EAGAIN) {
 			BUG_ON(err);
 			return;
@@ -111,6 +113,8 @@ void cpuWait(int cpu)
 	BUG_ON(tlsCpu == cpu);
 
 	CpuState &c = cpuStates[cpu];
+	/* A sleep: the caller's kworker may run meanwhile (sched.h). */
+	int token = cpuSleepBegin(false);
 	/* A CPU blocked here passes no quiescent states: let grace periods go on. */
 	bool eqs = tlsCpu >= 0 && rcu_is_watching();
 
@@ -122,6 +126,7 @@ void cpuWait(int cpu)
 	}
 	if (eqs)
 		rcuEqsExit();
+	cpuSleepEnd(token);
 }
 
 int cpuPu(int cpu) noexcept
@@ -131,7 +136,7 @@ int cpuPu(int cpu) noexcept
 
 pthread_t cpuThread(int cpu) noexcept
 {
-	return cpuStates[cpu].thread;
+	return __atomic_load_n(&cpuStates[cpu].thread, __ATOMIC_ACQUIRE);
 }
 
 bool cpuIrqsDisabled(int cpu) noexcept

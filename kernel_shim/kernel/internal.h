@@ -20,6 +20,8 @@
 
 #include <kernel_shim/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/list.h>
+#include <linux/workqueue.h>
 #include <linux/threads.h>
 #include <linux/types.h>
 
@@ -72,6 +74,26 @@ struct alignas(SMP_CACHE_BYTES) CpuState {
 	bool running = false;
 	bool stop = false;
 	std::thread worker;
+
+	/*
+	 * Who runs as this CPU (workqueue.cpp): its own thread (the base: the
+	 * CPU thread, or the boot thread for CPU 0), its kworker, or neither
+	 * while the base sleeps; and the CPU's work pool. Under rqLock, but
+	 * @thread (the IPIs' target, the owner's host thread) is also read
+	 * without it by IPI senders (an acquire load).
+	 */
+	std::mutex rqLock;
+	std::condition_variable rqCv;
+	int rqOwner = 0;		/* RqBase, RqKworker, RqFree */
+	bool rqBaseWants = false;	/* the base waits to run again */
+	pthread_t baseThread{};
+	struct list_head worklist = {&worklist, &worklist};
+	struct work_struct *currentWork = nullptr;
+	unsigned long workDone = 0;	/* items finished, for flushers */
+	std::atomic<unsigned long> kworkerRuns{0};
+	std::atomic<int> kworkerTid{0};
+	bool kworkerStop = false;
+	std::thread kworker;
 };
 
 CpuState &cpuState(int cpu) noexcept;
@@ -109,6 +131,25 @@ int parseCpulistParam(const char *name, const char *val, const char *list, struc
 /* RCU (rcu.cpp): register/unregister the calling CPU thread as a QSBR reader. */
 void rcuCpuStarting() noexcept;
 void rcuCpuDying() noexcept;
+
+/*
+ * Work queues (workqueue.cpp): start the kworkers once the CPUs are up;
+ * at shutdown, run every pending item and timer, then stop them (CPU 0,
+ * before the other CPUs go down). cpuLendIdle(): an idle CPU's own thread
+ * lends the CPU to its kworker while the pool has work (the caller is in
+ * an extended quiescent state, taskLock not held).
+ */
+void kworkersStart();
+void kworkersStop();
+void cpuLendIdle(CpuState &c) noexcept;
+/* cond_resched()'s part: if this CPU's kworker has work, lend the CPU until it is done. */
+void kworkerYield() noexcept;
+
+/* RCU (rcu.cpp) for a kworker thread: registered offline; online while it holds its CPU. */
+void rcuKworkerStart() noexcept;
+void rcuKworkerOnline() noexcept;
+void rcuKworkerOffline() noexcept;
+void rcuKworkerStop() noexcept;
 
 /* Allocate the cross-call state for nr_cpu_ids CPUs (boot). */
 void smpInit();

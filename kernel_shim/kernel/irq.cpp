@@ -43,7 +43,18 @@ void ipiSignalHandler(int, siginfo_t *, void *) noexcept
 
 	if (cpu >= 0) {
 		CpuState &c = cpuState(cpu);
+		pthread_t owner = __atomic_load_n(&c.thread, __ATOMIC_ACQUIRE);
 
+		/*
+		 * Sent to the thread that ran as this CPU when the sender looked
+		 * (its own thread or its kworker, workqueue.cpp): the one that
+		 * runs as it now takes it. The CPU's IRQ line, not a thread's.
+		 */
+		if (!pthread_equal(owner, pthread_self())) {
+			pthread_kill(owner, ipiSignal());
+			errno = savedErrno;
+			return;
+		}
 		c.ipiReceived.fetch_add(1, std::memory_order_relaxed);
 		/* An idle CPU leaves its sleep and polls again (sched.cpp). */
 		c.idleSeq.fetch_add(1, std::memory_order_release);

@@ -65,8 +65,12 @@ void rcu_read_unlock(void)
 
 void synchronize_rcu(void)
 {
+	/* A sleep: the caller's kworker may run meanwhile (kernel_shim/sched.h). */
+	int token = kshim::cpuSleepBegin(false);
+
 	/* liburcu takes a registered online caller offline for the wait. */
 	urcu_qsbr_synchronize_rcu();
+	kshim::cpuSleepEnd(token);
 }
 
 void call_rcu(struct rcu_head *head, rcu_callback_t func)
@@ -96,10 +100,15 @@ void rcu_quiescent_state(void)
 
 int cond_resched(void)
 {
-	/* userspace: the quiescent state, and the host's time slice (kernel_shim/sched.h) */
+	/*
+	 * userspace: the quiescent state, the host's time slice
+	 * (kernel_shim/sched.h), and this CPU's kworker if it has work
+	 * (a voluntary preemption point, as the kernel's).
+	 */
 	if (thisCpuWatching())
 		urcu_qsbr_quiescent_state();
 	kshim::schedTick();
+	kshim::kworkerYield();
 	return 0;
 }
 
@@ -121,6 +130,31 @@ void rcuEqsExit() noexcept
 		return;
 	urcu_qsbr_thread_online();
 	setWatching(true);
+}
+
+void rcuKworkerStart() noexcept
+{
+	/* registered and offline: a kworker is a reader only while it holds its CPU */
+	urcu_qsbr_register_thread();
+	urcu_qsbr_thread_offline();
+}
+
+void rcuKworkerOnline() noexcept
+{
+	urcu_qsbr_thread_online();
+	setWatching(true);
+}
+
+void rcuKworkerOffline() noexcept
+{
+	setWatching(false);
+	urcu_qsbr_thread_offline();
+}
+
+void rcuKworkerStop() noexcept
+{
+	urcu_qsbr_thread_online();
+	urcu_qsbr_unregister_thread();
 }
 
 void rcuCpuStarting() noexcept

@@ -186,7 +186,14 @@ void ret_padded_tail_site(void)
 	arch_static_call_transform(site(2), NULL, NULL, true);
 }
 
-TEST_F(BugReplay, Fix26c44b776dbaRetInt3Padding)
+/* the RET form of a site is "ret; int3 x4" only where no return thunk is wanted */
+class BugReplayNoRethunk : public BugReplay
+{
+protected:
+	std::string extraParams() const override { return "retbleed=off"; }
+};
+
+TEST_F(BugReplayNoRethunk, Fix26c44b776dbaRetInt3Padding)
 {
 	static const unsigned char ret[5] = {0xc3, 0xcc, 0xcc, 0xcc, 0xcc};
 

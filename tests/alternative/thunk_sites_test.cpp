@@ -14,6 +14,10 @@
 #include <cstring>
 #include <string>
 
+#include <asm/alternative.h>
+#include <kernel_shim/boot.h>
+#include <linux/bug.h>
+#include <linux/static_call.h>
 #include <linux/types.h>
 
 #include "booted.h"
@@ -26,6 +30,7 @@ extern "C" const u8 __x86_indirect_thunk_array[];
 extern "C" void __x86_return_thunk(void);
 extern "C" s32 __start_retpoline_sites[], __stop_retpoline_sites[];
 extern "C" s32 __start_return_sites[], __stop_return_sites[];
+DECLARE_STATIC_CALL(pokelab_thunk_null, pokelab_thunk_leaf);
 
 namespace {
 
@@ -80,6 +85,43 @@ TEST_F(ThunkSites, DefaultsKeepTheThunks)
 	checkFunctions();
 }
 
+/*
+ * The NULL static call's trampoline, "JMP __x86_return_thunk" as built, is
+ * one of the return sites: apply_returns() gives it to __static_call_fixup(),
+ * which keeps its signature and puts the RET form there that the return
+ * thunk's setting asks for; updates keep to that form. Boot ran no warning
+ * (apply_returns()'s static_call_force_reinit() wants static_call_init()
+ * done first, as setup_arch() does it).
+ */
+void nullTrampoline(bool rethunk)
+{
+	const u8 *t = (const u8 *)STATIC_CALL_TRAMP_ADDR(pokelab_thunk_null);
+	bool listed = false;
+
+	EXPECT_EQ(kshim::warnCount(), 0u);
+	for (s32 *s = __start_return_sites; s < __stop_return_sites; s++)
+		listed |= siteOf(s) == t;
+	EXPECT_TRUE(listed) << "the trampoline is not a return site";
+	EXPECT_EQ(memcmp(t + 5, "\x0f\xb9\xcc", 3), 0);
+	for (int round = 0; round < 2; round++) {
+		if (rethunk)
+			EXPECT_EQ(pokelab::test::branchTarget(t, 0xe9),
+				  (unsigned long)__x86_return_thunk);
+		else
+			EXPECT_EQ(memcmp(t, "\xc3\xcc\xcc\xcc\xcc", 5), 0);
+		static_call_cond(pokelab_thunk_null)(1);
+		static_call_update(pokelab_thunk_null, &pokelab_thunk_leaf);
+		EXPECT_EQ(static_call(pokelab_thunk_null)(2), 6);
+		static_call_update(pokelab_thunk_null, (int (*)(int))nullptr);
+	}
+	EXPECT_EQ(memcmp(t + 5, "\x0f\xb9\xcc", 3), 0);
+}
+
+TEST_F(ThunkSites, NullTrampolineThroughTheThunk)
+{
+	nullTrampoline(true);
+}
+
 class ThunkSitesOff : public ThunkSites
 {
 protected:
@@ -107,6 +149,11 @@ class ThunkSitesLfence : public ThunkSites
 protected:
 	std::string extraParams() const override { return "spectre_v2=retpoline,lfence"; }
 };
+
+TEST_F(ThunkSitesOff, NullTrampolineReturns)
+{
+	nullTrampoline(false);
+}
 
 TEST_F(ThunkSitesLfence, AnLfenceBeforeEachBranch)
 {

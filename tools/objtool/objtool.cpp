@@ -256,11 +256,14 @@ int thunkSites(const char *in, const char *out)
 		bool isRet = !strcmp(name, "__x86_return_thunk");
 		bool isRp = !strncmp(name, "__x86_indirect_thunk_", 21);
 
-		if ((!isRet && !isRp) || rel.r_offset < 2)
+		if ((!isRet && !isRp) || rel.r_offset < 1)
 			return 0;
 		unsigned long off = rel.r_offset;
-		/* E8/E9 rel32, or 0F 8x rel32 (Jcc.d32) */
-		bool jcc = b[off - 2] == 0x0f && (b[off - 1] & 0xf0) == 0x80;
+		/*
+		 * E8/E9 rel32, or 0F 8x rel32 (Jcc.d32); a JMP may start its
+		 * section (a static-call trampoline's "JMP __x86_return_thunk")
+		 */
+		bool jcc = off >= 2 && b[off - 2] == 0x0f && (b[off - 1] & 0xf0) == 0x80;
 		unsigned long at = jcc ? off - 2 : off - 1;
 		unsigned int len = jcc ? 6 : 5;
 

@@ -152,6 +152,24 @@ void apply_retpolines(s32 *start, s32 *end);
 void apply_returns(s32 *start, s32 *end);
 
 /*
+ * arch/x86/kernel/alternative.c, v7.3: is the return thunk wanted at all
+ * (X86_FEATURE_RETHUNK), and for a return at @addr (pokelab has no ITS
+ * thunk, so the same answer)? Any context (one load).
+ */
+bool cpu_wants_rethunk(void);
+bool cpu_wants_rethunk_at(void *addr);
+
+/* arch/x86/kernel/cpu/bugs.c: the return thunk in use (__x86_return_thunk). */
+extern void (*x86_return_thunk)(void);
+extern "C" void __x86_return_thunk(void);
+/*
+ * arch/x86/include/asm/nospec-branch.h without CONFIG_MITIGATION_ITS: a
+ * function that is never the return thunk in use, so cpu_wants_rethunk_at()
+ * answers for every address alike.
+ */
+static inline void its_return_thunk(void) {}
+
+/*
  * Port of optimize_nops(), arch/x86/kernel/alternative.c, v6.16: rewrite
  * every run of NOPs in @buf[0..@len) (a copy of the site at @instr) as one
  * NOP, or a JMP over padding longer than ASM_NOP_MAX. Works on the buffer

@@ -42,6 +42,15 @@ extern struct cpuinfo_x86 boot_cpu_data;
 #define boot_cpu_has(bit)	cpu_has(&boot_cpu_data, bit)
 
 /*
+ * Port of cpu_feature_enabled(), arch/x86/include/asm/cpufeature.h: feature
+ * @bit is on. userspace: no build-time disabled features to fold to 0, and
+ * the dynamic test rather than static_cpu_has(), whose site a later boot of
+ * the same process may not have re-patched yet when this runs (the
+ * alternatives pass itself asks). Any context.
+ */
+#define cpu_feature_enabled(bit)	boot_cpu_has(bit)
+
+/*
  * Clear feature @bit (and every feature that depends on it) in
  * boot_cpu_data for the rest of this boot. Boot CPU, early boot only (before
  * apply_alternatives()); not async-signal-safe.

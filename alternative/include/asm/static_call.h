@@ -15,6 +15,8 @@
  */
 #pragma once
 
+#include <linux/kconfig.h>
+
 #define STATIC_CALL_TRAMP_PREFIX	__SCT__
 #define STATIC_CALL_KEY_PREFIX		__SCK__
 
@@ -32,8 +34,20 @@
 #define ARCH_DEFINE_STATIC_CALL_TRAMP(name, func)			\
 	__ARCH_DEFINE_STATIC_CALL_TRAMP(name, ".byte 0xe9\n.long " #func " - (. + 4)")
 
+/*
+ * A NULL call returns at once: with CONFIG_MITIGATION_RETHUNK (an object
+ * built -mfunction-return=thunk-extern, which the build tells with
+ * -DCONFIG_MITIGATION_RETHUNK=1) through the return thunk, a jump that
+ * pokelab-objtool records as a return site, so that apply_returns() hands
+ * the trampoline to __static_call_fixup().
+ */
+#if IS_ENABLED(CONFIG_MITIGATION_RETHUNK)
+#define ARCH_DEFINE_STATIC_CALL_NULL_TRAMP(name)			\
+	__ARCH_DEFINE_STATIC_CALL_TRAMP(name, "jmp __x86_return_thunk")
+#else
 #define ARCH_DEFINE_STATIC_CALL_NULL_TRAMP(name)			\
 	__ARCH_DEFINE_STATIC_CALL_TRAMP(name, "ret; int3; nop; nop; nop")
+#endif
 
 #define ARCH_DEFINE_STATIC_CALL_RET0_TRAMP(name)			\
 	ARCH_DEFINE_STATIC_CALL_TRAMP(name, __static_call_return0)

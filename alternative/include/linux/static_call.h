@@ -33,7 +33,11 @@
 
 #include <linux/compiler.h>
 #include <linux/export.h>
+#include <linux/kconfig.h>
 #include <linux/types.h>
+
+/* The configuration pokelab has: static calls with inline sites. */
+#define CONFIG_HAVE_STATIC_CALL_INLINE 1
 
 struct module;
 
@@ -57,7 +61,7 @@ struct static_call_key {
 		/* bit 0: 0 = mods, 1 = sites */
 		unsigned long type;
 		struct static_call_mod *mods;
-		struct static_call_site *_sites;
+		struct static_call_site *sites;
 	};
 };
 
@@ -121,11 +125,32 @@ bool static_call_tramp_is_ro(const void *tramp);
 #define static_call_query(name)	(READ_ONCE(STATIC_CALL_KEY(name).func))
 
 /*
- * Rewrite the trampoline: JMP32 to @tramp's new target, or RET for NULL
- * (arch/x86/kernel/static_call.c). @site must be NULL (no inline sites);
- * @tail is ignored for trampolines. Takes text_mutex.
+ * arch/x86/kernel/static_call.c: with @site NULL, rewrite the trampoline
+ * @tramp (JMP32 to @func, or the RET form for NULL: a JMP to the return
+ * thunk while one is wanted, cpu_wants_rethunk_at()); with @site, rewrite
+ * that recorded site alone (a CALL/JMP of @func, NOP or RET form, @tail as
+ * recorded) and leave the trampoline. text_poke_early() while the machine
+ * is SYSTEM_BOOTING, else smp_text_poke_single(). Takes text_mutex.
  */
 void arch_static_call_transform(void *site, void *tramp, void *func, bool tail);
+
+/*
+ * arch/x86/kernel/static_call.c (apply_returns()'s helper): if @tramp is a
+ * static-call trampoline (its ud1 signature), rewrite it in the RET form
+ * when it holds a RET (@op) or jumps to the return thunk (@dest), and
+ * return true; false for any other return site. Boot or a module's load
+ * (text_poke_early()); takes text_mutex.
+ */
+bool __static_call_fixup(void *tramp, u8 op, void *dest);
+
+/*
+ * kernel/static_call_inline.c: 1 once static_call_init() linked the
+ * program's sites; static_call_force_reinit() (apply_returns(), before the
+ * early initcall) raises it so that the initcall's static_call_init() runs
+ * again over them. Boot, CPU 0.
+ */
+extern int static_call_initialized;
+void static_call_force_reinit(void);
 
 /*
  * Port of __static_call_update(), kernel/static_call_inline.c: key->func,

@@ -43,6 +43,21 @@ static __always_inline void schedTick() noexcept
 		schedTickSlow();
 }
 
+/*
+ * A sleeping point of a CPU's own thread (docs/kernel_shim.md, "Work
+ * queues"): cpuSleepBegin() lends the calling CPU to its kworker, as the
+ * kernel's scheduler runs a runnable kworker while the current task
+ * sleeps, and takes the thread out of RCU for the sleep (an extended
+ * quiescent state); cpuSleepEnd() waits for the kworker to finish the item
+ * it runs and takes the CPU back. Nothing is lent (token 0) on a thread
+ * that is not a CPU's own, before the kworkers start, with preemption or
+ * IRQs off, in an IRQ, or while the caller holds a struct mutex unless
+ * @holdingOk (a kworker blocked on the caller's mutex would hold the CPU
+ * the caller needs to let it go). Task context; not async-signal-safe.
+ */
+int cpuSleepBegin(bool holdingOk) noexcept;
+void cpuSleepEnd(int token) noexcept;
+
 /* Times the CPU @cpu gave way in schedTick() since boot. Any thread. */
 unsigned long schedYields(int cpu) noexcept;
 

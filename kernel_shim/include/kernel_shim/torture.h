@@ -28,6 +28,8 @@ enum class TortureDelay {
 	Int3AfterRef,		/* SIGTRAP handler, after it took one */
 	CtReadDecision,		/* ct_set_cpu_work(): after reading the target's state */
 	EntryCr3Window,		/* kernel entry, between kernel_cr3_loaded and the TLB flush */
+	ModuleGet,		/* try_module_get(): after the live check, before the count */
+	ModuleRelease,		/* delete_module(): after the references are judged, before GOING */
 	Nr,
 };
 

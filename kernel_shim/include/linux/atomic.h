@@ -235,6 +235,12 @@ static __always_inline int atomic_dec_if_positive(atomic_t *v)
 	return dec;
 }
 
+/* Add @a unless the value is @u: whether it added. */
+static __always_inline bool atomic_add_unless(atomic_t *v, int a, int u)
+{
+	return atomic_fetch_add_unless(v, a, u) != u;
+}
+
 static __always_inline bool atomic_inc_not_zero(atomic_t *v)
 {
 	return atomic_fetch_add_unless(v, 1, 0) != 0;

@@ -30,6 +30,8 @@ struct mutex {
 
 namespace kshim {
 const void *currentTask() noexcept;
+/* The calling thread's count of struct mutexes held (workqueue.cpp: a task that holds none may lend its CPU). */
+void mutexHeldAdd(int n) noexcept;
 } /* namespace kshim */
 
 static inline void mutex_lock(struct mutex *m)
@@ -37,6 +39,14 @@ static inline void mutex_lock(struct mutex *m)
 	m->lock.lock();
 	kshim::cpuFenceEvent();
 	m->owner.store(kshim::currentTask(), std::memory_order_relaxed);
+	kshim::mutexHeldAdd(1);
+}
+
+/* userspace: no signals to interrupt the wait, so always 0 */
+static inline int mutex_lock_interruptible(struct mutex *m)
+{
+	mutex_lock(m);
+	return 0;
 }
 
 static inline void mutex_unlock(struct mutex *m)
@@ -46,6 +56,7 @@ static inline void mutex_unlock(struct mutex *m)
 		m->on_release();
 	m->owner.store(nullptr, std::memory_order_relaxed);
 	kshim::cpuFenceEvent();
+	kshim::mutexHeldAdd(-1);
 	m->lock.unlock();
 }
 

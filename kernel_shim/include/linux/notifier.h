@@ -21,6 +21,18 @@
 #define NOTIFY_STOP_MASK 0x8000
 #define NOTIFY_STOP	(NOTIFY_OK | NOTIFY_STOP_MASK)
 
+/* An errno as a notifier's result (0: NOTIFY_OK), and back; as include/linux/notifier.h. */
+static inline int notifier_from_errno(int err)
+{
+	return err ? NOTIFY_STOP_MASK | (NOTIFY_OK - err) : NOTIFY_OK;
+}
+
+static inline int notifier_to_errno(int ret)
+{
+	ret &= ~NOTIFY_STOP_MASK;
+	return ret > NOTIFY_OK ? NOTIFY_OK - ret : 0;
+}
+
 struct notifier_block {
 	int (*notifier_call)(struct notifier_block *nb, unsigned long action, void *data);
 	struct notifier_block *next;

@@ -25,9 +25,26 @@
 
 #include <elf.h>
 
+#include <kernel_shim/torture.h>
 #include <linux/atomic.h>
+#include <linux/list.h>
 #include <linux/notifier.h>
 #include <linux/types.h>
+
+/* include/asm-generic/module.h: a 64-bit architecture's ELF types */
+#define Elf_Shdr	Elf64_Shdr
+#define Elf_Phdr	Elf64_Phdr
+#define Elf_Sym		Elf64_Sym
+#define Elf_Dyn		Elf64_Dyn
+#define Elf_Ehdr	Elf64_Ehdr
+#define Elf_Addr	Elf64_Addr
+#define Elf_Rel		Elf64_Rel
+#define Elf_Rela	Elf64_Rela
+#define Elf_Half	Elf64_Half
+#define ELF_R_TYPE(X)	ELF64_R_TYPE(X)
+#define ELF_R_SYM(X)	ELF64_R_SYM(X)
+#define ELF_ST_BIND(X)	ELF64_ST_BIND(X)
+#define ELF_ST_TYPE(X)	ELF64_ST_TYPE(X)
 
 #define MODULE_NAME_LEN	56
 #define MAX_MODULES	32
@@ -40,6 +57,7 @@ enum module_state {
 };
 
 enum mod_mem_type {
+	MOD_INVALID = -1,
 	MOD_TEXT = 0,
 	MOD_DATA,
 	MOD_RODATA,
@@ -50,6 +68,27 @@ enum mod_mem_type {
 	MOD_NOINSTR_TEXT,	/* the deferral series, v7 25/31 */
 	MOD_MEM_NUM_TYPES,
 };
+
+/* include/linux/module.h's classes of memory type (the deferral series' noinstr text is text) */
+#define mod_mem_type_is_init(type)	\
+	((type) == MOD_INIT_TEXT ||	\
+	 (type) == MOD_INIT_DATA ||	\
+	 (type) == MOD_INIT_RODATA)
+#define mod_mem_type_is_core(type) (!mod_mem_type_is_init(type))
+#define mod_mem_type_is_text(type)	\
+	((type) == MOD_TEXT ||		\
+	 (type) == MOD_INIT_TEXT ||	\
+	 (type) == MOD_NOINSTR_TEXT)
+#define mod_mem_type_is_data(type) (!mod_mem_type_is_text(type))
+#define mod_mem_type_is_core_data(type) (mod_mem_type_is_core(type) && mod_mem_type_is_data(type))
+
+/* userspace: C++ has no ++ on an enum */
+#define for_each_mod_mem_type(type)					\
+	for (enum mod_mem_type type = MOD_TEXT; type < MOD_MEM_NUM_TYPES;	\
+	     type = (enum mod_mem_type)(type + 1))
+#define for_class_mod_mem_type(type, class)	\
+	for_each_mod_mem_type(type)		\
+		if (mod_mem_type_is_##class(type))
 
 struct module_memory {
 	void *base;
@@ -65,9 +104,17 @@ struct module {
 	struct module_memory mem[MOD_MEM_NUM_TYPES];
 
 	int (*init)(void);
+
+	/* What depends on this module (struct module_use) and what it depends on */
+	struct list_head source_list;
+	struct list_head target_list;
+
 	void (*exit)(void);
 
-	/* MODULE_REF_BASE while nobody holds a reference (kernel/module/main.c) */
+	/*
+	 * MODULE_REF_BASE while nobody holds a reference, one more while its
+	 * init runs; 0 once delete_module() took the base away (going).
+	 */
 	atomic_t refcnt;
 
 	struct jump_entry *jump_entries;
@@ -84,6 +131,26 @@ struct module {
 };
 
 #define MODULE_REF_BASE	1
+
+/* kernel/module/main.c: module @source uses a symbol of module @target */
+struct module_use {
+	struct list_head source_list;
+	struct list_head target_list;
+	struct module *source, *target;
+};
+
+/*
+ * Port of module_is_live(), include/linux/module.h: not going away. Any
+ * context. userspace: a torture delay point (kernel_shim/torture.h) after
+ * the read, the window try_module_get() must survive before it counts.
+ */
+static inline bool module_is_live(struct module *mod)
+{
+	bool live = READ_ONCE(mod->state) != MODULE_STATE_GOING;
+
+	torture_delay(kshim::TortureDelay::ModuleGet);
+	return live;
+}
 
 /* userspace: the kernel's module_init()/module_exit(): @fn has C linkage */
 #define module_init(fn) extern "C" int init_module(void) __attribute__((alias(#fn)))
@@ -107,12 +174,16 @@ bool within_module(unsigned long addr, const struct module *mod);
 struct module *find_module(const char *name);
 
 /*
- * try_module_get(): take a reference, false if the module is going away;
- * module_put() drops it; module_refcount() the references held. Any context
- * (atomic ops). A CPU that runs a module's code holds a reference, and
- * delete_module() refuses to unload while one is held.
+ * try_module_get(): take a reference, false if the module is going away
+ * (its count was taken to 0 by delete_module(), atomic_inc_not_zero());
+ * __module_get() takes one unconditionally (the caller already holds one);
+ * module_put() drops one; module_refcount() the references held, -1 once
+ * the module is going. Any context (atomic ops; fully ordered). A CPU that
+ * runs a module's code holds a reference, and delete_module() refuses to
+ * unload while one is held.
  */
 bool try_module_get(struct module *mod);
+void __module_get(struct module *mod);
 void module_put(struct module *mod);
 int module_refcount(struct module *mod);
 
@@ -125,11 +196,6 @@ int unregister_module_notifier(struct notifier_block *nb);
 #define STATIC_CALL_MODULE_NOTIFY_PRIORITY	0
 
 namespace kshim {
-/* The loader's side (module/main.cpp); module_mutex must be held. */
-extern std::mutex module_mutex;
-int moduleListAdd(struct module *mod);
-void moduleListDel(struct module *mod);
-int moduleNotify(unsigned long state, struct module *mod);
 /*
  * @addr is in the text of a module still being set up (MODULE_STATE_UNFORMED:
  * its pages are read-write, nothing runs them), so text_poke_early() may copy

@@ -42,10 +42,16 @@
 int load_module_file(const std::string &path, struct module **modp, std::string *err);
 
 /*
- * delete_module(2)'s work for @mod: -EWOULDBLOCK while a reference is held
- * (try_module_get()), else its exit runs, the notifiers unlink its sites,
- * synchronize_rcu() waits out any reader, and its memory is freed. 0.
+ * delete_module(2): unload the module called @name. -ENOENT: no such
+ * module; -EWOULDBLOCK: a module uses it (unload that first) or a
+ * reference is held (try_module_get()); -EBUSY: it is still in its init or
+ * going, or has an init and no exit. Else 0: nobody can get a reference
+ * any more, its exit runs, the notifiers unlink its sites, it leaves the
+ * list, synchronize_rcu() waits out any reader, and its memory is freed.
+ * @flags: O_NONBLOCK (nothing else is accepted; no forced unload).
  */
+int delete_module(const char *name, unsigned int flags);
+/* pokelab: delete_module(@mod->name, O_NONBLOCK); @mod must be loaded. */
 int delete_module(struct module *mod);
 
 /* kernel/module/kallsyms.c: the address of @mod's symbol @name, or 0. */
@@ -63,4 +69,4 @@ long pokelab_module_reported(const char *mod, int event);
 /* arch/x86/kernel/module.c */
 int apply_relocate_add(Elf64_Shdr *sechdrs, const char *strtab, unsigned int symindex,
 		       unsigned int relsec, struct module *me);
-int module_finalize(const Elf64_Ehdr *hdr, const Elf64_Shdr *sechdrs, struct module *me);
+int module_finalize(const Elf_Ehdr *hdr, const Elf_Shdr *sechdrs, struct module *me);

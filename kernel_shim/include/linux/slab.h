@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Kernel memory allocation.
+ *
+ * CUSTOM: the interface of include/linux/slab.h that ported code uses
+ * (kmalloc(), kzalloc(), kfree(), and v7.0's kmalloc_obj()/kzalloc_obj(),
+ * which take a type or an expression and return a pointer of its type), on
+ * the C heap (kernel_shim/kernel/slab.cpp): the GFP flags are accepted and
+ * ignored (the host's malloc() neither sleeps nor reclaims). For plain C
+ * structures only: nothing is constructed or destroyed. As CONFIG_FAILSLAB,
+ * a test can make allocations fail (kshim::slabFailNth()), and the shim
+ * counts the objects outstanding, so that a test sees a leak without a
+ * sanitizer. Task context; not async-signal-safe (malloc()).
+ */
+#pragma once
+
+#include <cstdlib>
+
+typedef unsigned int gfp_t;
+
+#define GFP_KERNEL	0x0u
+#define GFP_ATOMIC	0x1u
+
+/* NULL when out of memory (or failed on purpose); zeroed for kzalloc(). */
+void *kmalloc(size_t size, gfp_t flags);
+void *kzalloc(size_t size, gfp_t flags);
+/* NULL is a no-op. */
+void kfree(const void *p);
+
+namespace kshim {
+
+/* What kmalloc_obj() returns: converts to a pointer of whatever it is assigned to. */
+struct SlabObj {
+	void *p;
+
+	template<typename T>
+	operator T *() const
+	{
+		return static_cast<T *>(p);
+	}
+};
+
+} /* namespace kshim */
+
+/* One object the size of @what (a type or an expression); the flags may be omitted. */
+#define kmalloc_obj(what, ...) (kshim::SlabObj{kmalloc(sizeof(what), GFP_KERNEL)})
+#define kzalloc_obj(what, ...) (kshim::SlabObj{kzalloc(sizeof(what), GFP_KERNEL)})
+
+namespace kshim {
+
+/*
+ * Fault injection: the @n-th kmalloc()/kzalloc() from now fails (1: the
+ * next one); 0 turns it off. Any thread.
+ */
+void slabFailNth(unsigned long n) noexcept;
+/* Objects kmalloc()ed/kzalloc()ed and not yet kfree()d, process-wide. Any thread. */
+long slabOutstanding() noexcept;
+
+} /* namespace kshim */
