@@ -9,6 +9,7 @@
  */
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include <linux/bug.h>
 #include <linux/cpumask.h>
@@ -20,9 +21,13 @@ namespace kshim {
 
 namespace xmc {
 
+/* What an operation may record (kBytesMax, kWritesMax, or less for a test). */
+unsigned int bytesLimit = kBytesMax, writesLimit = kWritesMax;
+
 std::mutex regionLock;
-Region regions[kRegionsMax];
-unsigned int nregions;
+std::vector<Region> regions;
+/* The gated ranges the operation's bytes name (ByteHist::gate); forgotten with them. */
+std::vector<Gate> gates;
 
 bool online(int cpu)
 {
@@ -64,7 +69,7 @@ PSet possible(const ByteHist *b, u64 serial, u64 upTo)
 }
 
 /* Record one write in the operation; returns its sequence number. */
-u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, int only)
+u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, const Reach &r)
 {
 	u64 seq = textWriteSeq + 1;
 	/* noinstr or not, from the section tables: once per write unless it straddles a bound */
@@ -78,7 +83,7 @@ u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 		 * history), so that a site's window knows its old bytes.
 		 */
 		if (!b) {
-			if (op->nbytes >= kBytesMax) {
+			if (op->nbytes >= bytesLimit) {
 				op->full = true;
 				stats.lost++;
 				continue;
@@ -87,7 +92,8 @@ u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 			*b = ByteHist{};
 			b->addr = a + i;
 			b->old = before[i];
-			b->onlyCpu = (short)only;
+			b->onlyCpu = (short)(r.cpu >= 0 ? r.cpu : -1);
+			b->gate = (short)(r.cpu == -3 ? gateOf(r) : -1);
 			b->inNoinstr = niSame ? ni0 : noinstrText(a + i);
 			op->index.insert(a + i, op->nbytes);
 			op->nbytes++;
@@ -95,7 +101,12 @@ u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 		if (before[i] == after[i])
 			continue;
 		if (b->n == kHist) {
-			/* Keep the newest values; the CPU-visible set loses the oldest (counted). */
+			/*
+			 * Keep the newest values. A CPU that serialised before the
+			 * dropped one is past what the model knows of this byte:
+			 * its windows on it are not judged (lossSeq; counted).
+			 */
+			b->lossSeq = b->seq[1];	/* the first value kept from now on */
 			memmove(b->val, b->val + 1, kHist - 1);
 			memmove(b->phase, b->phase + 1, kHist - 1);
 			memmove(b->seq, b->seq + 1, (kHist - 1) * sizeof(u64));
@@ -114,10 +125,13 @@ u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 		}
 		stats.bytes++;
 	}
-	if (op->nwrites < kWritesMax)
+	if (op->nwrites < writesLimit) {
 		op->writes[op->nwrites++] = Write{seq, a, (unsigned int)len, (u8)op->phase};
-	else
+	} else {
+		/* a window a CPU opens later does not see this write: unjudged, counted */
 		op->full = true;
+		stats.lost++;
+	}
 	if (!op->first)
 		op->first = seq;
 	op->last = seq;
@@ -136,6 +150,7 @@ void opForget()
 	op->intents.clear();
 	op->int3Bytes.clear();
 	op->decided.clear();
+	gates.clear();
 	op->open = false;
 }
 
@@ -149,31 +164,110 @@ void oldBytes(const Intent &in, u8 *out)
 	}
 }
 
-/* Where @addr may be fetched from: -1 everyone, -2 nobody, else that CPU only. */
-int reachableBy(unsigned long addr)
+/* Who may fetch @addr: -1 everyone, -2 nobody, -3 through a gate, else that CPU only. */
+Reach reachableBy(unsigned long addr)
 {
 	std::lock_guard<std::mutex> lk(regionLock);
 
-	for (unsigned int i = 0; i < nregions; i++)
-		if (addr >= regions[i].start && addr < regions[i].end)
-			return regions[i].cpu;
-	return -1;
+	for (const Region &r : regions)
+		if (addr >= r.start && addr < r.end)
+			return Reach{r.cpu, r.key, r.start, r.end};
+	return Reach{-1, 0, 0, 0};
 }
 
-void setRegion(unsigned long start, unsigned long end, int cpu)
+
+/* The branch target of the 5 bytes @p at @addr, if they are a JMP32 or a CALL; else 0. */
+static unsigned long branchTo(const u8 *p, unsigned long addr)
+{
+	s32 d;
+
+	if (p[0] != 0xe9 && p[0] != 0xe8)
+		return 0;
+	memcpy(&d, p + 1, 4);
+	return addr + 5 + d;
+}
+
+int gateOf(const Reach &r)
+{
+	for (size_t g = 0; g < gates.size(); g++)
+		if (gates[g].key == r.key && gates[g].start == r.start)
+			return (int)g;
+	if (gates.size() >= 32767)
+		return -1;
+	gates.push_back(Gate{r.key, r.start, r.end, callGates(r.key)});
+	return (int)gates.size() - 1;
+}
+
+/*
+ * Each branch's bytes as a CPU serialised at @serial fetched them, and as
+ * they are now: if one goes into @g's range, the CPU may be there. Bytes of
+ * a branch this operation did not write are read from memory.
+ */
+bool gateReaches(const Gate &g, u64 serial, u64 upTo)
+{
+	(void)upTo;
+	for (unsigned long site : g.sites) {
+		u8 then[5], now[5];
+		unsigned long t1, t2;
+
+		for (unsigned int i = 0; i < 5; i++) {
+			const ByteHist *b = findByte(site + i);
+
+			then[i] = b ? valueAt(b, serial) : *(const volatile u8 *)(site + i);
+			now[i] = b ? currentValue(b) : then[i];
+		}
+		t1 = branchTo(then, site);
+		t2 = branchTo(now, site);
+		if ((t1 >= g.start && t1 < g.end) || (t2 >= g.start && t2 < g.end))
+			return true;
+	}
+	return false;
+}
+
+bool mayFetch(const ByteHist *b, unsigned int cpu, u64 serial, u64 upTo)
+{
+	if (b->onlyCpu >= 0 && b->onlyCpu != (int)cpu)
+		return false;
+	return b->gate < 0 || gateReaches(gates[b->gate], serial, upTo);
+}
+
+/*
+ * [@start, @end) becomes reachable by @cpu (-2 nobody, -1 everyone, -3
+ * through the branches of static call @key). A region it overlaps keeps what lies
+ * outside it: hiding or publishing part of a page (a sub-page allocation)
+ * leaves the rest of the page as it was.
+ */
+void setRegion(unsigned long start, unsigned long end, int cpu, unsigned long key)
+{
+	std::lock_guard<std::mutex> lk(regionLock);
+	std::vector<Region> next;
+
+	for (const Region &r : regions) {
+		if (r.end <= start || end <= r.start) {
+			next.push_back(r);
+			continue;
+		}
+		if (r.start < start)
+			next.push_back(Region{r.start, start, r.cpu, r.key});
+		if (end < r.end)
+			next.push_back(Region{end, r.end, r.cpu, r.key});
+	}
+	if (cpu != -1)
+		next.push_back(Region{start, end, cpu, key});
+	regions.swap(next);
+}
+
+void xmcTestCapacity(unsigned int bytes, unsigned int writes) noexcept
+{
+	bytesLimit = bytes && bytes < kBytesMax ? bytes : kBytesMax;
+	writesLimit = writes && writes < kWritesMax ? writes : kWritesMax;
+}
+
+void forgetRegions()
 {
 	std::lock_guard<std::mutex> lk(regionLock);
 
-	for (unsigned int i = 0; i < nregions; i++) {
-		if (start < regions[i].end && regions[i].start < end) {
-			regions[i] = regions[--nregions];
-			i--;
-		}
-	}
-	if (cpu == -1)
-		return;
-	BUG_ON(nregions >= kRegionsMax);
-	regions[nregions++] = Region{start, end, cpu};
+	regions.clear();
 }
 
 } /* namespace xmc */
@@ -182,17 +276,22 @@ using namespace xmc;
 
 void xmcTextHidden(const void *start, size_t len) noexcept
 {
-	setRegion((unsigned long)start, (unsigned long)start + len, -2);
+	setRegion((unsigned long)start, (unsigned long)start + len, -2, 0);
 }
 
 void xmcTextPrivate(const void *start, size_t len, int cpu) noexcept
 {
-	setRegion((unsigned long)start, (unsigned long)start + len, cpu);
+	setRegion((unsigned long)start, (unsigned long)start + len, cpu, 0);
+}
+
+void xmcTextGate(const void *key, const void *start, size_t len) noexcept
+{
+	setRegion((unsigned long)start, (unsigned long)start + len, -3, (unsigned long)key);
 }
 
 void xmcTextPublish(const void *start, size_t len) noexcept
 {
-	setRegion((unsigned long)start, (unsigned long)start + len, -1);
+	setRegion((unsigned long)start, (unsigned long)start + len, -1, 0);
 }
 
 } /* namespace kshim */

@@ -103,7 +103,7 @@ void checkInt3Armed(const ByteHist *b)
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		long r;
 
-		if (!online(cpu) || (b->onlyCpu >= 0 && (int)cpu != b->onlyCpu))
+		if (!online(cpu) || !mayFetch(b, cpu, serialOf(cpu), textWriteSeq))
 			continue;
 		if (!b->inNoinstr && !__atomic_load_n(&xmcCpus[cpu].fetching, __ATOMIC_ACQUIRE))
 			continue;
@@ -193,7 +193,7 @@ void xmcInt3RefsDrained() noexcept
 			const ByteHist *b = &op->bytes[i];
 
 			if (currentValue(b) == kInt3 || (!fetching && !b->inNoinstr) ||
-			    (b->onlyCpu >= 0 && b->onlyCpu != (int)c))
+			    !mayFetch(b, c, s, op->last) || b->lossSeq > s)
 				continue;
 			if (!possible(b, s, op->last).has(kInt3))
 				continue;

@@ -333,6 +333,7 @@ XmcStats xmcStats() noexcept
 		s.serialisations += __atomic_load_n(&cpuEvents[cpu].serialCount, __ATOMIC_RELAXED);
 		s.entryChecks += __atomic_load_n(&xmcCpus[cpu].entryChecks, __ATOMIC_RELAXED);
 		s.emuSkipped += __atomic_load_n(&emuRings[cpu].dropped, __ATOMIC_RELAXED);
+		s.lost += __atomic_load_n(&xmcCpus[cpu].freshDropped, __ATOMIC_RELAXED);
 	}
 	return s;
 }

@@ -50,7 +50,7 @@ void checkStaleAtReturn()
 			const ByteHist *b = &op->bytes[i];
 			PSet p;
 
-			if (!b->n || (b->onlyCpu >= 0 && b->onlyCpu != (int)cpu))
+			if (!b->n || !mayFetch(b, cpu, s, op->last))
 				continue;
 			p = possible(b, s, op->last);
 			if (p.n == 1 && p.v[0] == currentValue(b))
@@ -154,7 +154,9 @@ void xmcFirstFetch(int cpu, unsigned long ip) noexcept
 		/* R1: writes of an operation in progress that it has not serialised against. */
 		u64 head = c->freshHead;
 
-		if (head - __atomic_load_n(&c->freshTail, __ATOMIC_ACQUIRE) < 16) {
+		if (head - __atomic_load_n(&c->freshTail, __ATOMIC_ACQUIRE) >= 16) {
+			cpuCountOwn(&c->freshDropped);	/* unjudged, counted */
+		} else {
 			c->fresh[head % 16].serial = s;
 			c->fresh[head % 16].upTo = now;
 			__atomic_store_n(&c->freshHead, head + 1, __ATOMIC_RELEASE);

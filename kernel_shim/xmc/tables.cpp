@@ -473,6 +473,22 @@ void checkTablesLocked(const char *what, unsigned long key, bool callKey, bool a
 			checkTrampoline(what, k, tramp);
 }
 
+std::vector<unsigned long> callGates(unsigned long key)
+{
+	std::vector<unsigned long> out;
+	std::lock_guard<std::mutex> lk(tableLock);
+
+	loadProgram();
+	for (const auto &[k, tramp] : trampolines)
+		if (k == key)
+			out.push_back(tramp);
+	for (const Source &s : sources)
+		for (const StaticCallSite *c = s.scStart; s.live && c && c < s.scEnd; c++)
+			if (!(c->key & kScInit) && siteKey(c) == key)
+				out.push_back(siteAddr(c));
+	return out;
+}
+
 } /* namespace xmc */
 
 using namespace xmc;
@@ -492,6 +508,19 @@ void xmcKeyUpdated(const void *key) noexcept
 		return;
 	std::lock_guard<std::mutex> lk(tableLock);
 	checkTablesLocked("jump_label_update", (unsigned long)key, false, false);
+}
+
+void xmcStaticCallsInitialised() noexcept
+{
+	if (!xmcEnabled)
+		return;
+	std::lock_guard<std::mutex> lk(tableLock);
+	loadProgram();
+	for (const Source &s : sources)
+		for (const StaticCallSite *c = s.scStart; !s.owner && c && c < s.scEnd; c++)
+			checkCallSite("static_call_init", c);
+	for (const auto &[k, tramp] : trampolines)
+		checkTrampoline("static_call_init", k, tramp);
 }
 
 void xmcStaticCallUpdated(const void *key) noexcept

@@ -187,6 +187,15 @@ void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu)
 	if (last <= serial || last <= seen)
 		return;
 	seen = last;
+	/* a byte whose values from before @serial the model dropped: the window is unknown */
+	for (unsigned long a = in.addr; a < in.addr + in.len; a++) {
+		const ByteHist *b = findByte(a);
+
+		if (b && b->lossSeq > serial) {
+			stats.lost++;
+			return;
+		}
+	}
 	buildWindow(in, serial, upTo, &w);
 	stats.windows++;
 	if (!findTorn(w, &t))

@@ -122,7 +122,8 @@ using namespace xmc;
 void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t len) noexcept
 {
 	unsigned long a = (unsigned long)addr;
-	int writer = tlsCpu, only;
+	int writer = tlsCpu, gate;
+	Reach only;
 	bool changed = false, inNoinstr = false, int3 = false;
 	u64 seq, serials[NR_CPUS];
 	int firstOf[NR_CPUS];
@@ -136,22 +137,16 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 	if (!changed)
 		return;
 	only = reachableBy(a);
-	if (only == -2)
+	if (only.cpu == -2)
 		return;		/* hidden text: nobody fetches it yet */
+	gate = only.cpu == -3 ? gateOf(only) : -1;
 
 	__atomic_store_n(&busy, 1, __ATOMIC_RELEASE);
-	if (op->open && op->full) {
-		/* Capacity: end what we have (its verdicts stand) and go on in a new one. */
-		const char *what = op->what;
-		bool implicit = op->implicit, b = op->int3Batch;
-		int phase = op->phase;
-		std::map<unsigned long, Intent> sites = op->intents;
-
-		opClose(false);
-		opOpen(what, implicit, b);
-		op->phase = phase;
-		op->intents.swap(sites);
-	}
+	/*
+	 * Past the model's capacity an operation goes on unsplit (its return
+	 * is its caller's, not the model's): what does not fit is not
+	 * recorded, counted, and left unjudged. Never stricter.
+	 */
 	if (!op->open)
 		opOpen("text_poke", true, false);
 
@@ -198,12 +193,15 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 		bool seen = false;
 		u64 s;
 
-		if ((int)cpu == writer || !online(cpu) || (only >= 0 && (int)cpu != only))
+		if ((int)cpu == writer || !online(cpu) || (only.cpu >= 0 && (int)cpu != only.cpu))
 			continue;
 		if (!inNoinstr && !__atomic_load_n(&c->fetching, __ATOMIC_ACQUIRE))
 			continue;
 		s = serialOf(cpu);
 		if (s >= seq)
+			continue;
+		/* a gated range: only a CPU whose gate branched into it may fetch it */
+		if (gate >= 0 && !gateReaches(gates[gate], s, seq))
 			continue;
 		for (unsigned int k = 0; k < nserials && !seen; k++)
 			seen = serials[k] == s;
@@ -226,7 +224,8 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 			checkSite(*site, serials[k], seq, firstOf[k]);
 	}
 	/* The writer: now if it writes with IRQs on, else when it turns them on. */
-	if (writer >= 0 && (only < 0 || only == writer)) {
+	if (writer >= 0 && (only.cpu == -1 || only.cpu == writer ||
+			    (gate >= 0 && gateReaches(gates[gate], serialOf(writer), seq)))) {
 		XmcCpu *c = &xmcCpus[writer];
 
 		if (archIrqsDisabled()) {
@@ -336,6 +335,7 @@ void xmcReset() noexcept
 		cpuEvents[cpu].irqsOnCall = 0;
 		c->fetching = 1;
 		c->freshHead = c->freshTail = 0;
+		c->freshDropped = 0;
 		c->staleCount = 0;
 		c->entryChecks = 0;
 		c->staleHave = 0;
@@ -358,10 +358,7 @@ void xmcReset() noexcept
 	firstLen = 0;
 	notedOnTheWayDown = 0;
 	addDeathHook(xmcDeathNote);
-	{
-		std::lock_guard<std::mutex> lk(regionLock);
-		nregions = 0;
-	}
+	forgetRegions();
 	xmcEnabled = paramEnabled;
 	irqsOnHook = xmcWriterIrqsOn;
 }

@@ -39,7 +39,6 @@ constexpr unsigned int kBytesMax = 32768;	/* distinct bytes per operation */
 constexpr unsigned int kWritesMax = 16384;	/* writes per operation */
 constexpr unsigned int kHashSize = 65536;	/* slots, power of two, >= 2 * kBytesMax */
 constexpr unsigned int kViolationsKept = 64;
-constexpr unsigned int kRegionsMax = 64;
 constexpr unsigned int kSiteMax = 16;		/* longest site the model decodes */
 constexpr unsigned int kWindow = kSiteMax + 16;	/* a site and the bytes decoding may need */
 
@@ -52,6 +51,8 @@ struct ByteHist {
 	u8 phase[kHist];
 	u64 seq[kHist];
 	short onlyCpu;		/* private text: the one CPU that fetches it, else -1 */
+	short gate;		/* reached only through gates[gate] (-1: not gated) */
+	u64 lossSeq;		/* the last value dropped for capacity (0: none): older windows unjudged */
 	bool inNoinstr;
 	bool int3;		/* the operation wrote an INT3 here */
 };
@@ -87,7 +88,20 @@ struct Intent {
 
 struct Region {
 	unsigned long start, end;
-	int cpu;		/* -2 hidden, >= 0 private to that CPU */
+	int cpu;		/* -2 hidden, -3 reached through a gate, >= 0 private to that CPU */
+	unsigned long key;	/* -3: the static call every caller goes through */
+};
+
+/* Who may fetch a byte: reachableBy()'s answer. */
+struct Reach {
+	int cpu;		/* -1 everyone, -2 nobody, -3 through @key's branches, >= 0 that CPU only */
+	unsigned long key, start, end;
+};
+
+/* A gated range, and the branches into it: its key's trampoline and inline sites. */
+struct Gate {
+	unsigned long key, start, end;
+	std::vector<unsigned long> sites;
 };
 
 /* Byte address -> index into Op::bytes, open addressing; clearing costs what was used. */
@@ -138,7 +152,7 @@ struct Op {
 	bool open;
 	bool implicit;
 	bool int3Batch;
-	bool full;		/* capacity reached: the next write starts a new operation */
+	bool full;		/* capacity reached: later bytes or writes go unrecorded (counted) */
 	const char *what;
 	int phase;
 	u64 first;		/* first write of the operation (0: none yet) */
@@ -337,16 +351,31 @@ u8 currentValue(const ByteHist *b);
 /* What a CPU with window (@serial, @upTo] may fetch for byte @b. */
 PSet possible(const ByteHist *b, u64 serial, u64 upTo);
 /* Record one write in the operation; returns its sequence number. */
-u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, int only);
+u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, const Reach &r);
 /* Drop the operation's bytes, writes and sites. */
 void opForget();
 /* The old bytes of intent @in's site, as the operation found them. */
 void oldBytes(const Intent &in, u8 *out);
-/* Where @addr may be fetched from: -1 everyone, -2 nobody, else that CPU only. */
-int reachableBy(unsigned long addr);
-void setRegion(unsigned long start, unsigned long end, int cpu);
-extern std::mutex regionLock;
-extern unsigned int nregions;
+/* Who may fetch @addr (a Reach). */
+Reach reachableBy(unsigned long addr);
+/* The operation's gated ranges, which bytes refer to by index (ByteHist::gate). */
+extern std::vector<Gate> gates;
+/* The index in gates of @r's range (-1: none, too many). Writer. */
+int gateOf(const Reach &r);
+/*
+ * Can a CPU with window (@serial, @upTo] reach gated range @g: does one of
+ * its branches go into it, as the CPU fetched it at @serial or as it is now?
+ */
+bool gateReaches(const Gate &g, u64 serial, u64 upTo);
+/* Can CPU @cpu, serialised at @serial, fetch byte @b at all? */
+bool mayFetch(const ByteHist *b, unsigned int cpu, u64 serial, u64 upTo);
+void setRegion(unsigned long start, unsigned long end, int cpu, unsigned long key);
+void forgetRegions();
+
+/* ---- tables.cpp ---- */
+/* The branches of static call @key: its trampolines and inline sites (live sources). */
+std::vector<unsigned long> callGates(unsigned long key);
+void xmcTestCapacity(unsigned int bytes, unsigned int writes) noexcept;
 
 /* ---- window.cpp ---- */
 int insnLength(const u8 *p, unsigned int len, bool *falls = nullptr);

@@ -116,6 +116,8 @@ protected:
 		kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
 	}
 	/* Phases 1 and 2 of that batch, each followed by a sync of every CPU. */
+	void correctBatchWithCapacity(unsigned int bytes, unsigned int writes);
+
 	void int3AndTail()
 	{
 		kshim::xmcPhase(1);
@@ -518,6 +520,58 @@ TEST_F(Xmc, HiddenTextIsNotCheckedUntilPublished)
 	write(16, kNop5, 5);
 	kshim::xmcOpEnd();
 	EXPECT_GE(violations(), 1u) << "published: a plain 5-byte write is torn for CPU 1";
+}
+
+/* bpf_prog_pack: a page hidden, one chunk of it published; the others stay hidden. */
+TEST_F(Xmc, PublishingPartOfAHiddenRangeSplitsIt)
+{
+	kshim::xmcTextHidden(text_, sizeof(text_));
+	kshim::xmcTextPublish(text_, 16);
+	kshim::xmcOpBegin("text_poke");
+	write(16, kJmp, 5);	/* still hidden: nobody fetches it */
+	write(32, kJmp, 5);
+	kshim::xmcOpEnd();
+	EXPECT_EQ(violations(), 0u);
+	EXPECT_EQ(kshim::xmcStats().writes, 0u);
+	kshim::xmcOpBegin("text_poke");
+	write(0, kJmp, 5);	/* published: a plain 5-byte write is torn for CPU 1 */
+	kshim::xmcOpEnd();
+	EXPECT_GE(violations(), 1u);
+	EXPECT_EQ(first().site, (unsigned long)text_);
+	kshim::xmcTextPublish(text_, sizeof(text_));
+}
+
+/* The correct three-phase batch, with the model holding @bytes bytes and @writes writes. */
+void Xmc::correctBatchWithCapacity(unsigned int bytes, unsigned int writes)
+{
+	kshim::xmcTestCapacity(bytes, writes);
+	batchBegin();
+	int3AndTail();
+	kshim::xmcPhase(3);
+	write1(16, kJmp[0]);
+	allSerialise();
+	drainAll();
+	kshim::xmcOpEnd();
+	kshim::xmcTestCapacity(0, 0);
+}
+
+/*
+ * Capacity: an operation that outgrows what the model records goes on
+ * unsplit; what does not fit goes unjudged and is counted, and the correct
+ * three-phase protocol stays clean (no early stale-at-return check).
+ */
+TEST_F(Xmc, OverflowingTheWritesIsCountedNeverStricter)
+{
+	correctBatchWithCapacity(0, 2);
+	EXPECT_EQ(violations(), 0u) << kshim::xmcFormat(first());
+	EXPECT_GT(kshim::xmcStats().lost, 0u);
+}
+
+TEST_F(Xmc, OverflowingTheBytesIsCountedNeverStricter)
+{
+	correctBatchWithCapacity(2, 0);
+	EXPECT_EQ(violations(), 0u) << kshim::xmcFormat(first());
+	EXPECT_GT(kshim::xmcStats().lost, 0u);
 }
 
 TEST_F(Xmc, ASiteQueuedTwiceMayBeFetchedAsEitherRequest)

@@ -83,6 +83,7 @@ struct alignas(SMP_CACHE_BYTES) XmcCpu {
 	/* Fresh fetch windows (SPSC ring: the CPU produces, the writer consumes). */
 	u64 freshHead;
 	u64 freshTail;
+	u64 freshDropped;	/* windows the full ring could not take (counted as unchecked) */
 	struct {
 		u64 serial;
 		u64 upTo;
@@ -253,15 +254,31 @@ void xmcInt3Refs(const int *const *percpu, const int *shared, bool global) noexc
 void xmcInt3RefsDrained() noexcept;
 
 /*
- * Reachability of text. Hidden text is fetched by nobody (a module being
- * laid out, fresh JIT memory): its writes are not recorded. Private text is
- * fetched only by @cpu. Publishing makes a range fetchable by every CPU,
- * each of which starts from the bytes there now. Task context; at most 64
- * ranges at a time.
+ * Reachability of text, from its owner (an allocator, a loader, an image's
+ * updater): the one thing the model cannot see in the bytes. Hidden text is
+ * fetched by nobody (a module being laid out, fresh JIT memory, a free chunk
+ * of a program pack): its writes are not recorded. Private text is fetched
+ * only by @cpu. Publishing makes a range fetchable by every CPU, each of
+ * which starts from the bytes there now. A range that overlaps one already
+ * set splits it: what lies outside keeps its reachability. Task context.
  */
 void xmcTextHidden(const void *start, size_t len) noexcept;
 void xmcTextPrivate(const void *start, size_t len, int cpu) noexcept;
 void xmcTextPublish(const void *start, size_t len) noexcept;
+
+/*
+ * [@start, @start + @len) is entered only through static call @key (a
+ * dispatcher image's half: bpf_dispatcher_<name>_call). The model finds the
+ * key's branches in the tables (its trampoline, its inline sites in
+ * .static_call_sites) and reads their bytes itself: a CPU may fetch the
+ * range only if one of them branched into it when the CPU last serialised,
+ * or does now. Writing the half that no branch reaches (the idle half that
+ * bpf_dispatcher_update() prepares) is then not judged against fetching
+ * CPUs. What the model does not see: a CPU still running in a half its
+ * branches have left (the synchronize_rcu() the updater owes before it
+ * writes that half again). Task context.
+ */
+void xmcTextGate(const void *key, const void *start, size_t len) noexcept;
 
 /*
  * R7, the tables (kernel_shim/xmc/tables.cpp). The checker reads the
@@ -280,6 +297,8 @@ void xmcCpuCaps(const u32 *caps, unsigned int words, int rethunkFeature) noexcep
 void xmcKeyUpdated(const void *key) noexcept;
 /* __static_call_update(@key) returned: its inline sites and trampoline as @key->func demands. */
 void xmcStaticCallUpdated(const void *key) noexcept;
+/* static_call_init() linked and rewrote the program's sites: each as its key demands. */
+void xmcStaticCallsInitialised() noexcept;
 /* Every site of every table, now (after boot, at a run's end; @when names it). Machine quiet. */
 void xmcTablesCheck(const char *when) noexcept;
 
@@ -305,6 +324,16 @@ void xmcModuleLive(const void *mod) noexcept;
  * before its GOING notifiers unlink its sites.
  */
 void xmcModuleTablesGone(const void *mod) noexcept;
+
+/*
+ * Tests: what one operation may record, lowered to @bytes distinct bytes and
+ * @writes writes (0: the model's own limits, 32768 and 16384), to show that
+ * what does not fit goes unjudged, never judged wrongly. Machine quiet.
+ */
+namespace xmc {
+void xmcTestCapacity(unsigned int bytes, unsigned int writes) noexcept;
+}
+using xmc::xmcTestCapacity;
 
 /* End an open implicit operation and collect what other CPUs found. Task context. */
 void xmcQuiesce() noexcept;
