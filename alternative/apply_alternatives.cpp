@@ -887,6 +887,8 @@ int alternativeInstructions(std::string &err)
 	 * early writes need, so it is made here): apply_returns() below may then
 	 * call static_call_force_reinit().
 	 */
+	/* userspace: the features the model reads the alternatives and RET forms with (R7) */
+	kshim::xmcCpuCaps(boot_cpu_data.x86_capability, NCAPINTS + NBUGINTS, X86_FEATURE_RETHUNK);
 	static_call_init();
 
 	/* first in alternative_instructions(), as upstream */
@@ -902,8 +904,6 @@ int alternativeInstructions(std::string &err)
 		pristine->restore();
 
 	alt_stats = {};
-	/* userspace: the features the model reads the alternatives and RET forms with (R7) */
-	kshim::xmcCpuCaps(boot_cpu_data.x86_capability, NCAPINTS + NBUGINTS, X86_FEATURE_RETHUNK);
 	apply_alternatives(__start_altinstructions, __stop_altinstructions);
 
 	if (alt_reloc_selftest()) {

@@ -520,6 +520,7 @@ int static_call_init(void)
 		pr_err("Failed to allocate memory for static_call!\n");
 		BUG();
 	}
+	kshim::xmcStaticCallsInitialised();	/* userspace: the checker's R7 (tables.cpp) */
 
 	/* userspace: registered once per process, where boot runs many times */
 	if (!static_call_initialized && !static_call_module_nb_registered)
