@@ -63,10 +63,13 @@ void tortureDelayAt(TortureDelay where) noexcept
 	}
 
 	/*
-	 * Up to 20 us; up to 200 us in the entry's CR3 window, which a remote
-	 * kernel-range flush must fall into to show its order's bug.
+	 * Up to 20 us; up to 200 us in the windows another CPU's step must
+	 * fall into to show a bug: the entry's CR3 window (a remote
+	 * kernel-range flush) and an INT3 handler holding its ref (the
+	 * patcher's drain, whose wait is then all that keeps the vector).
 	 */
-	u64 until = clockNs() + ((d >> 8) % (where == TortureDelay::EntryCr3Window ? 200000 : 20000));
+	bool wide = where == TortureDelay::EntryCr3Window || where == TortureDelay::Int3AfterRef;
+	u64 until = clockNs() + ((d >> 8) % (wide ? 200000 : 20000));
 
 	while (clockNs() < until)
 		cpu_relax();

@@ -32,11 +32,18 @@ busted)
 		name="none ($*)"
 		"$pokelab" torture --duration 5 --seed 1 "$@" >"$out" 2>&1
 	else
-		"$pokelab" torture --duration 5 --seed 1 "$@" "pokelab.busted=$name" >"$out" 2>&1
+		# the run stops at the first violation: the duration bounds only a miss
+		"$pokelab" torture --duration 15 --seed 1 "$@" "pokelab.busted=$name" >"$out" 2>&1
 	fi
 	rc=$?
-	[ $rc -eq 1 ] || fail "pokelab.busted=$name: expected exit 1, got $rc"
-	grep -q '^torture: FAILURE (seed 1)' "$out" || fail "pokelab.busted=$name: no FAILURE line"
+	# a fault the kernel itself BUG()s on (a later pass validating what the
+	# broken one wrote) may end the run: the model must have named it first
+	if grep -q '^xmc: before this crash, the cross-modifying-code model had reported:$' "$out"; then
+		[ $rc -ne 0 ] || fail "pokelab.busted=$name: a crash notice with exit 0"
+	else
+		[ $rc -eq 1 ] || fail "pokelab.busted=$name: expected exit 1, got $rc"
+		grep -q '^torture: FAILURE (seed 1)' "$out" || fail "pokelab.busted=$name: no FAILURE line"
+	fi
 	line='^xmc: [A-Za-z0-9 ]+: CPU [0-9]+'
 	first=$(grep -m1 -E "$line" "$out")
 	# R2 at entry names the CPU and where it reached instrumentable code (the
