@@ -570,7 +570,7 @@ bool ctDeferredSyncPending(int cpu)
 }
 
 /* Port of ct_cpu_track_user() + context_tracking_init(): nohz_full CPUs are active. */
-int contextTrackingInit(std::string &)
+int contextTrackingInit(std::string &err)
 {
 	const struct cpumask *nohz = kshim::nohzFullMask();
 
@@ -596,8 +596,7 @@ int contextTrackingInit(std::string &)
 	kshim::xmcSetSyncPending(ctDeferredSyncPending);
 	/* v7 28-31 (CONFIG_COALESCE_TLBI): kernel TLB flushes skip CPUs in user mode */
 	kshim::tlbSetCoalesce(ct_defer_policy == CT_DEFER_V7_TLBI || ct_defer_policy == CT_DEFER_V8);
-	pokelab::ctEntrySetCr3Mode(kshim::tlbCoalesce(), ct_defer_policy == CT_DEFER_V8);
-	return 0;
+	return pokelab::ctEntrySetCr3Mode(kshim::tlbCoalesce(), ct_defer_policy == CT_DEFER_V8, err);
 }
 
 kshim::BootHookRegistrar ctInitHook({"context_tracking_init", kshim::BootStage::Early,

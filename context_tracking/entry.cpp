@@ -24,6 +24,7 @@
  * for RCU.
  */
 #include <atomic>
+#include <cstring>
 #include <ctime>
 #include <string>
 
@@ -36,6 +37,7 @@
 #include <kernel_shim/torture.h>
 #include <kernel_shim/xmc.h>
 #include <kernel_shim/clock.h>
+#include <kernel_shim/machine.h>
 #include <kernel_shim/sched.h>
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
@@ -51,6 +53,43 @@ namespace {
 
 DEFINE_PER_CPU(bool, in_user_mode);
 DEFINE_PER_CPU(bool, irq_from_user);
+
+/* pti= (arch/x86/mm/pti.c, pti_check_boottime_disable()): -1 auto, 0 off, 1 on */
+int ptiParam = -1;
+
+int setPti(const char *val, std::string &err)
+{
+	if (val && !strcmp(val, "on"))
+		ptiParam = 1;
+	else if (val && !strcmp(val, "off"))
+		ptiParam = 0;
+	else if (val && !strcmp(val, "auto"))
+		ptiParam = -1;
+	else {
+		err = std::string("pti=") + (val ? val : "") + ": expected pti=on, pti=off or pti=auto";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+kshim::BootParamRegistrar ptiBootParam({
+	"pti", setPti, [] { ptiParam = -1; },
+	"pti=on|off|auto: page-table isolation, a CR3 write at each user entry and exit"
+	" (auto: on under v7-tlbi and v8)",
+});
+
+kshim::BootParamRegistrar noptiBootParam({
+	"nopti",
+	[](const char *val, std::string &err) {
+		if (val) {
+			err = std::string("nopti=") + val + ": nopti takes no value (it is pti=off)";
+			return -EINVAL;
+		}
+		ptiParam = 0;
+		return 0;
+	},
+	[] {}, "nopti: pti=off",
+});
 
 } /* namespace */
 
@@ -90,10 +129,12 @@ extern "C" noinstr void entry_kernel_tlb_flush(void)
 	kshim::tlbFlushLocal();
 }
 
+extern "C" int pokelab_entry_pti;
+
 /* pokelab.busted=cr3-loaded-late: v7 30/31's own order, flush first, store after */
 extern "C" noinstr void switch_to_kernel_cr3_late(void)
 {
-	if (ct_defer_policy == CT_DEFER_V8)
+	if (ct_defer_policy == CT_DEFER_V8 || pokelab_entry_pti)
 		entry_cr3_write();
 	entry_kernel_tlb_flush();
 	entry_cr3_window();
@@ -110,6 +151,8 @@ extern "C" noinstr void switch_to_kernel_cr3_late(void)
 
 extern "C" int pokelab_entry_cr3_mode;
 int pokelab_entry_cr3_mode;
+/* pti=on: SWITCH_TO_KERNEL_CR3 / SWITCH_TO_USER_CR3 write CR3 (serialising) */
+int pokelab_entry_pti;
 /* userspace: pokelab.busted=no-mb-entry, for the asm below (set with the mode) */
 extern "C" int pokelab_busted_no_mb_entry;
 int pokelab_busted_no_mb_entry;
@@ -132,6 +175,10 @@ static_assert(sizeof(kshim::PerCpu<int>::Slot) == 64, "the stub indexes per-CPU 
  *
  * either the flusher sees 1 and IPIs, or the CPU's flush sees the change
  * (and, v8, a text writer that read 0 wrote before the CPU serialised).
+ * With page-table isolation (pti=on, which CONFIG_COALESCE_TLBI depends
+ * on) the stub starts with the switch itself, a MOV to CR3, serialising
+ * (SDM Vol. 2 4.3); under v8 that write is the one after the smp_mb(). The
+ * exit stub ends with the switch to the user CR3.
  * v7 itself flushed first and stored after: a flusher that reads 0 in
  * between skips a CPU already past its flush (pokelab.busted=cr3-loaded-late,
  * switch_to_kernel_cr3_late() above). The smp_mb() is the kernel's x86 one,
@@ -145,12 +192,18 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     ".globl pokelab_switch_to_kernel_cr3\n"
     ".type pokelab_switch_to_kernel_cr3, @function\n"
     "pokelab_switch_to_kernel_cr3:\n\t"
-    "movl pokelab_entry_cr3_mode(%rip), %eax\n\t"
-    "cmpl $" entry_stringify(ENTRY_CR3_NONE) ", %eax\n\t"
-    "je 9f\n\t"
-    "cmpl $" entry_stringify(ENTRY_CR3_LATE) ", %eax\n\t"
+    "cmpl $" entry_stringify(ENTRY_CR3_LATE) ", pokelab_entry_cr3_mode(%rip)\n\t"
     "je switch_to_kernel_cr3_late\n\t"
     "subq $8, %rsp\n\t"				/* the calls below want %rsp 16-aligned */
+    /* pti=on, but for v8's own place below: SWITCH_TO_KERNEL_CR3's MOV to CR3 first */
+    "cmpl $0, pokelab_entry_pti(%rip)\n\t"
+    "je 3f\n\t"
+    "cmpl $" entry_stringify(ENTRY_CR3_V8) ", pokelab_entry_cr3_mode(%rip)\n\t"
+    "je 3f\n\t"
+    "call entry_cr3_write\n"
+    "3:\n\t"
+    "cmpl $" entry_stringify(ENTRY_CR3_NONE) ", pokelab_entry_cr3_mode(%rip)\n\t"
+    "je 8f\n\t"
     "movslq %fs:_ZN5kshim6tlsCpuE@tpoff, %rcx\n\t"
     "shlq $6, %rcx\n\t"
     "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
@@ -172,18 +225,24 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "1:\n\t"
     "addq $8, %rsp\n\t"
     "jmp entry_kernel_tlb_flush\n"		/* the kernel TLB flush */
-    "9:\n\t"
+    "8:\n\t"
+    "addq $8, %rsp\n\t"
     "ret\n"
     ".size pokelab_switch_to_kernel_cr3, . - pokelab_switch_to_kernel_cr3\n"
     ".globl pokelab_switch_to_user_cr3\n"
     ".type pokelab_switch_to_user_cr3, @function\n"
     "pokelab_switch_to_user_cr3:\n\t"
     "cmpl $" entry_stringify(ENTRY_CR3_NONE) ", pokelab_entry_cr3_mode(%rip)\n\t"
-    "je 9f\n\t"
+    "je 4f\n\t"
     "movslq %fs:_ZN5kshim6tlsCpuE@tpoff, %rcx\n\t"
     "shlq $6, %rcx\n\t"
     "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
     "movl $0, (%rdx,%rcx)\n"			/* kernel_cr3_loaded = 0 */
+    "4:\n\t"
+    /* pti=on: SWITCH_TO_USER_CR3's MOV to CR3, last */
+    "cmpl $0, pokelab_entry_pti(%rip)\n\t"
+    "je 9f\n\t"
+    "jmp entry_cr3_write\n"
     "9:\n\t"
     "ret\n"
     ".size pokelab_switch_to_user_cr3, . - pokelab_switch_to_user_cr3\n"
@@ -194,13 +253,31 @@ extern "C" void pokelab_switch_to_user_cr3(void);
 
 namespace pokelab {
 
-void ctEntrySetCr3Mode(bool coalesce, bool v8)
+int ctEntrySetCr3Mode(bool coalesce, bool v8, std::string &err)
 {
+	/* pti=auto: on where CONFIG_COALESCE_TLBI is (it depends on page-table isolation) */
+	bool pti = ptiParam < 0 ? coalesce : ptiParam;
+
+	if (coalesce && !pti) {
+		err = std::string("pti=off: pokelab.ct_defer=") + (v8 ? "v8" : "v7-tlbi") +
+		      " needs page-table isolation (CONFIG_COALESCE_TLBI depends on it);"
+		      " expected pti=on or pti=auto";
+		return -EINVAL;
+	}
+	pokelab_entry_pti = pti;
 	pokelab_entry_cr3_mode = !coalesce		   ? ENTRY_CR3_NONE
 				 : BUSTED(CR3_LOADED_LATE) ? ENTRY_CR3_LATE
 				 : v8			   ? ENTRY_CR3_V8
 							   : ENTRY_CR3_TLBI;
 	pokelab_busted_no_mb_entry = BUSTED(NO_MB_ENTRY);
+	if (pti)
+		kshim::setMachineAttr("pti", "on");
+	return 0;
+}
+
+bool ctEntryPti()
+{
+	return pokelab_entry_pti;
 }
 
 } /* namespace pokelab */

@@ -14,7 +14,9 @@
 #include <atomic>
 #include <thread>
 
+#include <kernel_shim/boot.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/cpu_events.h>
 #include <kernel_shim/xmc.h>
 #include <kernel_shim/xmc_verdict.h>
 #include <linux/context_tracking.h>
@@ -300,6 +302,97 @@ TEST_F(Entry, BugReplayV5ScenarioIsCleanUnderV7)
 
 	replayV5(this, stop, cfg);
 	EXPECT_EQ(violations(), 0u);
+}
+
+/*
+ * pti=: CONFIG_COALESCE_TLBI depends on page-table isolation, so under
+ * v7-tlbi and v8 every entry from user mode and every exit to it writes CR3,
+ * which serialises. Instrumentable code in the entry stub's window (the
+ * entry_cr3_window() hook, before ct_work_flush()) is then on fresh text:
+ * the model must not call it stale.
+ */
+class EntryTlbi : public Entry
+{
+protected:
+	std::string policy() const override { return "v7-tlbi"; }
+
+	void TearDown() override
+	{
+		pokelab::entryCr3Hook = nullptr;
+		Entry::TearDown();
+	}
+};
+
+std::atomic<unsigned long> windowRuns, windowStale;
+
+/* In the entry stub's window, before ct_work_flush(): serialised against every text write yet? */
+void runSiteInWindow(unsigned int cpu)
+{
+	if ((int)cpu != kIsolated)
+		return;
+	if (kshim::xmcSerialOf(cpu) < __atomic_load_n(&kshim::xmcLastOpEnd, __ATOMIC_ACQUIRE))
+		windowStale++;
+	entry_test_site();	/* instrumentable text, before the deferred sync */
+	windowRuns++;
+}
+
+TEST_F(EntryTlbi, PtiWritesCr3AtEveryUserEntryAndExit)
+{
+	EXPECT_TRUE(pokelab::ctEntryPti());
+	startUserLoop(20000);
+	waitSyscalls(1);
+	u64 before = __atomic_load_n(&kshim::cpuEvents[kIsolated].serialCount, __ATOMIC_RELAXED);
+	unsigned long calls = syscallsDone.load();
+
+	waitSyscalls(10);
+	u64 after = __atomic_load_n(&kshim::cpuEvents[kIsolated].serialCount, __ATOMIC_RELAXED);
+	calls = syscallsDone.load() - calls;
+	stopUserLoop();
+	/* an entry and an exit per system call, nothing patched meanwhile */
+	EXPECT_GE(after - before, 2 * (calls - 1));
+}
+
+TEST_F(EntryTlbi, TheEntrysCr3WriteCoversCodeBeforeTheDeferredSync)
+{
+	pokelab::entryCr3Hook = runSiteInWindow;
+	startUserLoop(200000);
+	for (int i = 0; i < 6; i++) {
+		unsigned long runs = windowRuns.load();
+
+		patchRound();	/* deferred: the isolated CPU is in user mode */
+		waitSyscalls(2);
+		EXPECT_GT(windowRuns.load(), runs);
+	}
+	stopUserLoop();
+	EXPECT_EQ(windowStale.load(), 0u);
+	EXPECT_EQ(violations(), 0u);
+}
+
+TEST_F(Entry, NoPtiWithoutCoalesceTlbiByDefault)
+{
+	EXPECT_FALSE(pokelab::ctEntryPti());
+}
+
+TEST(EntryPti, OffIsRejectedWhereCoalesceTlbiDependsOnIt)
+{
+	const char *bad[][2] = {
+		{"nr_cpus=4 nohz_full=2-3 pokelab.ct_defer=v7-tlbi pti=off", "expected pti=on or pti=auto"},
+		{"nr_cpus=4 nohz_full=2-3 pokelab.ct_defer=v8 nopti", "pokelab.ct_defer=v8 needs"},
+		{"nr_cpus=4 pti=maybe", "pti=maybe: expected pti=on, pti=off or pti=auto"},
+		{"nr_cpus=4 nopti=1", "nopti=1"},
+	};
+
+	for (const auto &b : bad) {
+		std::string err;
+
+		if (kshim::boot(b[0], &err, true) == 0) {
+			kshim::shutdown();
+			ADD_FAILURE() << b[0] << " booted";
+			continue;
+		}
+		EXPECT_NE(err.find(b[1]), std::string::npos) << b[0] << " gave: " << err;
+		EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+	}
 }
 
 } /* namespace */

@@ -10,6 +10,8 @@
  */
 #pragma once
 
+#include <string>
+
 #include <atomic>
 
 #include <linux/types.h>
@@ -67,11 +69,17 @@ void ctIdleUntil(const std::atomic<bool> *until);
 void ctIdleFor(u64 ns);
 
 /*
- * Boot (context tracking's init, after the policy and busted= are known):
- * what the asm entry/exit stubs do, nothing (@coalesce false), v7 28-31's
- * kernel_cr3_loaded and flush, or v8's with the CR3 write's serialisation.
+ * Boot (context tracking's init, after the policy, pti= and busted= are
+ * known): what the asm entry/exit stubs do, nothing (@coalesce false), v7
+ * 28-31's kernel_cr3_loaded and flush, or v8's with the CR3 write's
+ * serialisation; and, pti=on (the default with @coalesce), the MOV to CR3
+ * of each switch, serialising. Returns 0, or -EINVAL with @err for pti=off
+ * with @coalesce (CONFIG_COALESCE_TLBI depends on page-table isolation).
  */
-void ctEntrySetCr3Mode(bool coalesce, bool v8);
+int ctEntrySetCr3Mode(bool coalesce, bool v8, std::string &err);
+
+/* Whether the entry and exit stubs write CR3 (pti=on). Any context. */
+bool ctEntryPti();
 
 /* Is the calling CPU in simulated user mode? (what user_mode(regs) reads) */
 bool ctInUserMode() noexcept;
