@@ -38,6 +38,9 @@
 
 /* userspace: the shim has no softirq or NMI; those bits of preempt_count() stay clear */
 
+/* file-local: linux/filter.h's struct bpf_prog is the dispatcher's */
+namespace {
+
 /*
  * prog->active: an int counter (before [PM], and x86 after it) or, on arm64
  * after [PM], one u8 per context read as one little-endian u32.
@@ -58,8 +61,6 @@ struct bpf_prog {
 	unsigned int (*bpf_func)(struct bpf_prog *prog);
 	unsigned long recurse_every;	/* userspace: the test's provoked recursion */
 };
-
-namespace {
 
 kshim::PerCpu<union bpf_prog_active> prog_active;
 kshim::PerCpu<struct bpf_prog_stats> prog_stats;

@@ -69,6 +69,9 @@ const BustedVariant variants[] = {
 	 "kernel CR3", ISO4 "v7-tlbi"},
 	{POKELAB_BUSTED_ALT_NOT_IGNORED, "alt-not-ignored",
 	 "apply_alternatives() takes an ALT_NOT() entry's feature test without its NOT", nullptr},
+	{POKELAB_BUSTED_DISPATCHER_LIVE_HALF, "dispatcher-live-half",
+	 "bpf_dispatcher_update() prepares the half its callers are running, not the idle one",
+	 nullptr},
 };
 
 enum pokelab_busted param;

@@ -203,8 +203,12 @@ void *execmem_alloc(enum execmem_type type, size_t size)
 {
 	if (size > kPage)
 		return NULL;
-	/* arch/x86/mm/init.c: module text and BPF come from the ROX cache */
-	if (type == EXECMEM_MODULE_TEXT || type == EXECMEM_BPF)
+	/*
+	 * arch/x86/mm/init.c, execmem_arch_setup() (v7.3): module text comes
+	 * from the ROX cache; EXECMEM_BPF is PAGE_KERNEL memory, which
+	 * bpf_prog_pack fills and makes ROX itself (set_memory_rox()).
+	 */
+	if (type == EXECMEM_MODULE_TEXT)
 		return execmem_cache_alloc();
 	return execmem_alloc_rw(type, size);
 }

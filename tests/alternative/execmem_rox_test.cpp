@@ -54,13 +54,13 @@ TEST_F(ExecmemRox, CachePageIsRoxInt3FilledAndReusedWithoutAFlush)
 {
 	/* mov eax, imm32; ret */
 	const u8 code[6] = {0xb8, 0x78, 0x56, 0x34, 0x12, 0xc3};
-	void *warm = execmem_alloc(EXECMEM_BPF, 4096);
+	void *warm = execmem_alloc(EXECMEM_MODULE_TEXT, 4096);
 
 	ASSERT_NE(warm, nullptr);
 	execmem_free(warm);
 	unsigned long flushes = flushesOn(1), changes = kshim::tlbChanges();
 	unsigned long pages = kshim::execmemCachePages(), free = kshim::execmemCacheFree();
-	u8 *p = (u8 *)execmem_alloc(EXECMEM_BPF, 4096);
+	u8 *p = (u8 *)execmem_alloc(EXECMEM_MODULE_TEXT, 4096);
 
 	ASSERT_EQ((void *)p, warm);	/* the last page freed is the next handed out */
 	EXPECT_EQ(kshim::execmemCacheFree(), free - 1);

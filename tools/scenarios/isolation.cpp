@@ -67,6 +67,7 @@
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
 #include <linux/execmem.h>
+#include <linux/filter.h>
 #include <linux/mutex.h>
 #include <linux/smp.h>
 #include <linux/threads.h>
@@ -293,12 +294,19 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Isolat
 {
 	u8 code[16];
 	u32 reloc = 0x5eed0000u + (u32)(c.moduleLoads & 0xffff);
+	/*
+	 * copy_module_from_user(): the .ko's bytes in a vmalloc() buffer,
+	 * which free_copy() gives back (lazily: a vmap area to purge) once
+	 * the module is laid out.
+	 */
+	void *ko = vmalloc(4096);
 	/* module_memory_alloc(): text from the ROX cache, data and rodata read-write */
 	void *text = execmem_alloc(EXECMEM_MODULE_TEXT, 4096);
 	void *data = execmem_alloc(EXECMEM_MODULE_DATA, 4096);
 	void *rodata = execmem_alloc(EXECMEM_MODULE_DATA, 4096);
 
-	if (!text || !data || !rodata) {
+	if (!ko || !text || !data || !rodata) {
+		vfree(ko);
 		execmem_free(text);
 		execmem_free(data);
 		execmem_free(rodata);
@@ -307,8 +315,10 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Isolat
 	}
 	/* Unformed module: the loader copies its sections in (text through text_poke_copy()). */
 	gen_ret_imm(code, 0);
-	text_poke_copy(text, code, sizeof(code));
+	memcpy(ko, code, sizeof(code));
+	text_poke_copy(text, ko, sizeof(code));
 	memcpy(data, &reloc, sizeof(reloc));
+	vfree(ko);
 
 	/* write_relocate_add() on the live module: text_poke() + deferrable sync. */
 	windowOpen(nohz, iso);
@@ -338,29 +348,31 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Isolat
 	c.moduleLoads++;
 }
 
-void opJit(void **prev, IsolationOps &c)
+void opJit(struct bpf_binary_header **prev, IsolationOps &c)
 {
 	u32 imm = 0xb9f00000u + (u32)(c.jits & 0xffff);
-	/* bpf_jit_binary_pack_alloc(): the image in a ROX pack, a read-write buffer to JIT into */
-	void *image = execmem_alloc(EXECMEM_BPF, 4096);
-	u8 *rw = (u8 *)vmalloc(4096);
+	struct bpf_binary_header *ro, *rw;
+	u8 *image, *rw_image;
 
-	if (!image || !rw) {
-		execmem_free(image);
-		vfree(rw);
+	/* bpf_int_jit_compile(): a chunk of a ROX pack, a read-write buffer to JIT into */
+	ro = bpf_jit_binary_pack_alloc(16, &image, 1, &rw, &rw_image, jit_fill_hole);
+	if (!ro) {
 		c.allocFail++;
 		return;
 	}
-	gen_ret_imm(rw, imm);
-	/* bpf_jit_binary_pack_finalize(): text_poke_copy() (no sync), the buffer freed lazily */
-	text_poke_copy(image, rw, 16);
-	vfree(rw);
-	kshim::xmcTextPublish(image, 4096);	/* the program is attached: it may run */
+	gen_ret_imm(rw_image, imm);
+	/* bpf_jit_binary_pack_finalize(): text_poke_copy() (no sync), the buffer freed */
+	if (bpf_jit_binary_pack_finalize(ro, rw)) {
+		c.allocFail++;
+		return;
+	}
+	kshim::xmcTextPublish(ro, ro->size);	/* the program is attached: it may run */
 	if (((u32(*)(void))image)() != imm)
 		c.badRuns++;
-	/* The program it replaces is freed: bpf_prog_pack_free(), INT3 over it. */
-	execmem_free(*prev);
-	*prev = image;
+	/* The program it replaces is freed: bpf_prog_pack_free(), INT3 over its chunk. */
+	if (*prev)
+		bpf_jit_binary_pack_free(*prev, NULL);
+	*prev = ro;
 	c.jits++;
 }
 
@@ -431,6 +443,14 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	 * revision gates) does not fall inside the census.
 	 */
 	execmem_free(execmem_alloc(EXECMEM_MODULE_TEXT, 4096));
+	/*
+	 * And a BPF program stays loaded through the run, as on a machine
+	 * that runs any: its pack (a new pack's set_memory_rox() is a direct
+	 * flush_tlb_all()) outlives every program the load replaces.
+	 */
+	struct bpf_binary_header *resident = nullptr;
+	opJit(&resident, r->ops);
+	r->ops.jits = 0;
 	vm_unmap_aliases();
 	kshim::xmcQuiesce();
 
@@ -460,7 +480,7 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 
 	/* CPU 0: the rteval-like patcher. */
 	u64 t0 = kshim::clockNs(), dur = (u64)(opts.seconds * 1e9);
-	void *jitPrev = nullptr;
+	struct bpf_binary_header *jitPrev = nullptr;
 	unsigned long op = 0;
 
 	prog.stage(fmt::format("ct_defer={}: load", policy));
@@ -480,7 +500,8 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 		prog.step((kshim::clockNs() - t0) / 1000000000ull, (unsigned long)opts.seconds);
 		sleepMs(opts.intervalMs);
 	}
-	execmem_free(jitPrev);
+	if (jitPrev)
+		bpf_jit_binary_pack_free(jitPrev, NULL);
 	if (r->ops.flips % 2)
 		opFlip(nohz, iso, r->ops);	/* leave the key as found */
 
@@ -517,6 +538,8 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	kshim::xmcQuiesce();
 	r->idleViolations =
 		kshim::xmcStats().violations - violationsBeforeProbe - r->probeViolations;
+	if (resident)
+		bpf_jit_binary_pack_free(resident, NULL);
 	{
 		kshim::XmcStats x = kshim::xmcStats() - xmc0;
 		std::vector<kshim::XmcViolation> log = kshim::xmcViolations();

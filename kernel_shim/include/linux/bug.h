@@ -61,3 +61,13 @@ void fatalSignalStack(bool on) noexcept;
 		kshim::warnAt(__FILE__, __LINE__, __func__, #condition);	\
 	unlikely(__ret_warn_once);					\
 })
+
+/* userspace: the message is the kernel's format string, printed as is (no arguments). */
+#define WARN_ONCE(condition, msg) ({					\
+	static bool __warned;						\
+	bool __ret_warn_once = !!(condition);				\
+	if (unlikely(__ret_warn_once) &&				\
+	    !__atomic_exchange_n(&__warned, true, __ATOMIC_RELAXED))	\
+		kshim::warnAt(__FILE__, __LINE__, __func__, msg);	\
+	unlikely(__ret_warn_once);					\
+})

@@ -17,10 +17,10 @@
  *    The cache grows by 16 pages at a time (the kernel: a 2 MiB page),
  *    made ROX by set_memory_rox(), whose cpa_flush() is a direct
  *    flush_tlb_all() that v7 28-31 do not gate: growing it IPIs every CPU.
- *    BPF's bpf_prog_pack is modelled by the same cache.
- *  - execmem_alloc_rw() (and execmem_alloc() of any other type): a
- *    read-write page (module data; or text its owner makes ROX with
- *    set_memory_rox(), as ftrace's trampolines do). execmem_free() unmaps
+ *  - execmem_alloc_rw() (and execmem_alloc() of any other type, EXECMEM_BPF
+ *    included): a read-write page (module data; or text its owner makes
+ *    ROX with set_memory_rox(), as bpf_prog_pack and ftrace's trampolines
+ *    do). execmem_free() unmaps
  *    it and, as vfree() of a VM_FLUSH_RESET_PERMS area does
  *    (vm_reset_perms()), flushes its range widened to every lazily freed
  *    vmalloc area (kshim::vmUnmapAliases(), linux/vmalloc.h).
@@ -53,8 +53,8 @@ enum execmem_type {
 
 /*
  * A page for @type near the text, or NULL (@size > 4096, or none free):
- * module text and BPF from the ROX cache (read-only, INT3-filled; write it
- * with text_poke_copy()), any other type read-write.
+ * module text from the ROX cache (read-only, INT3-filled; write it with
+ * text_poke_copy()), any other type (BPF's too) read-write.
  */
 void *execmem_alloc(enum execmem_type type, size_t size);
 /* A read-write page for @type near the text, never from the ROX cache, or NULL. */
