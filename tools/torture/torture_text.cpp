@@ -161,6 +161,28 @@ extern "C" unsigned long torture_call_c(unsigned long x)
 
 DEFINE_STATIC_CALL(torture_call, torture_call_a);
 
+extern "C" void torture_cond_hook(unsigned long *x)
+{
+	*x += 1;
+}
+
+extern "C" long torture_ret0_fn(long x)
+{
+	return x + 7;
+}
+
+/* NULL until set (static_call_cond()); __static_call_return0 until set */
+DEFINE_STATIC_CALL_NULL(torture_cond_call, torture_cond_hook);
+DEFINE_STATIC_CALL_RET0(torture_ret0_call, torture_ret0_fn);
+
+/* torture_calls.cpp: the inline sites, recorded by pokelab-objtool */
+extern "C" unsigned long torture_call_inline(unsigned long x);
+extern "C" unsigned long torture_call_tail(unsigned long x);
+extern "C" unsigned long torture_cond_inline(unsigned long x);
+extern "C" void torture_cond_tail(unsigned long *x);
+extern "C" long torture_ret0_inline(long x);
+extern "C" long torture_ret0_tail(long x);
+
 namespace pokelab::torture {
 
 namespace {
@@ -205,7 +227,22 @@ KnobState knobs[KnobNr];
 const char *const knobNames[KnobNr] = {
 	"bpf_stats_enabled_key", "pokelab_small_key", "torture_big_key",   "torture_noinstr_key",
 	"torture_call",		 "torture_poke_site", "torture_emu_sites", "torture_probe_site",
+	"torture_cond_call",	 "torture_ret0_call",
 };
+
+/* What the NULL and RET0 calls' inline sites compute in @state. */
+bool condComputes(unsigned int state)
+{
+	unsigned long v = 10;
+
+	torture_cond_tail(&v);
+	return torture_cond_inline(10) == (state ? 12u : 11u) && v == (state ? 11u : 10u);
+}
+
+bool ret0Computes(unsigned int state)
+{
+	return torture_ret0_inline(10) == (state ? 18 : 1) && torture_ret0_tail(10) == (state ? 17 : 0);
+}
 
 /*
  * torture's "kprobe": a die notifier that claims a trap on the armed probe
@@ -379,6 +416,14 @@ void setKnob(Knob knob, unsigned int state)
 	case KnobProbe:
 		setProbe(state);
 		break;
+	case KnobCond:
+		static_call_update(torture_cond_call, state ? &torture_cond_hook : NULL);
+		break;
+	case KnobRet0:
+		static_call_update(torture_ret0_call,
+				   state ? &torture_ret0_fn
+					 : (long (*)(long))(void *)&__static_call_return0);
+		break;
 	case KnobNr:
 		break;
 	}
@@ -424,6 +469,15 @@ unsigned long runSites(unsigned long arg)
 		sum += u(arg);
 	sum += torture_mixed_user(arg);
 	sum += static_call(torture_call)(arg);
+	sum += torture_call_inline(arg) + torture_call_tail(arg);
+	sum += torture_cond_inline(arg);
+	{
+		unsigned long v = arg;
+
+		torture_cond_tail(&v);
+		sum += v;
+	}
+	sum += torture_ret0_inline((long)arg) + torture_ret0_tail((long)arg);
 	sum += torture_poke_fn();
 	sum += torture_emu_fn(arg);
 	sum += torture_emu_fn(arg + 1);
@@ -455,6 +509,8 @@ std::vector<std::string> checkKnobs()
 							  knobName(knob)));
 		} else if (knob == KnobCall) {
 			if (static_call(torture_call)(10) != callTargets[want](10) ||
+			    torture_call_inline(10) != callTargets[want](10) + 100 ||
+			    torture_call_tail(10) != callTargets[want](10) ||
 			    static_call_query(torture_call) != (void *)callTargets[want])
 				bad.push_back(fmt::format("torture_call: does not call target {}",
 							  want));
@@ -467,6 +523,17 @@ std::vector<std::string> checkKnobs()
 			    torture_emu_fn(6) != emuComputes(want, 6) ||
 			    torture_emu_fn(7) != emuComputes(want, 7))
 				bad.push_back(fmt::format("torture_emu_sites: not in state {}", want));
+		} else if (knob == KnobCond) {
+			if (!condComputes(want) ||
+			    static_call_query(torture_cond_call) != (want ? (void *)&torture_cond_hook
+									  : nullptr))
+				bad.push_back(fmt::format("torture_cond_call: not {}",
+							  want ? "torture_cond_hook" : "NULL"));
+		} else if (knob == KnobRet0) {
+			if (!ret0Computes(want))
+				bad.push_back(fmt::format("torture_ret0_call: not {}",
+							  want ? "torture_ret0_fn"
+							       : "__static_call_return0"));
 		} else if (knob == KnobProbe) {
 			if ((torture_probe_site[0] == INT3_INSN_OPCODE) != !!want ||
 			    (!want && memcmp(torture_probe_site, x86_nops[5], 5)) ||

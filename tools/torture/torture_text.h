@@ -9,7 +9,12 @@
  *	pokelab_small_key	2 (tools/demo/small_key.cpp)		one two-entry batch
  *	torture_big_key		300: more than a batch holds (256)	two batches
  *	torture_noinstr_key	4, in noinstr text (a _NOINSTR key)	a batch that IPIs all
- *	torture_call		a static call trampoline, 3 targets	smp_text_poke_single()
+ *	torture_call		its trampoline, 3 targets, and an	smp_text_poke_single(),
+ *				inline CALL and tail JMP		a batch for the sites
+ *	torture_cond_call	a NULL static call: CALL <-> NOP5,	the same
+ *				tail JMP <-> RET
+ *	torture_ret0_call	__static_call_return0 <-> a function:	the same
+ *				CALL <-> "xor %eax,%eax", tail JMP
  *	torture_poke_site	one NOP5 <-> JMP32, by hand		smp_text_poke_single()
  *	torture_emu_sites	a CALL (2 targets) and a Jcc.d32	one two-entry batch
  *	torture_probe_site	NOP5 <-> an INT3 on its first byte	smp_text_poke_single()
@@ -45,6 +50,8 @@ enum Knob {
 	KnobPoke,
 	KnobEmu,
 	KnobProbe,
+	KnobCond,
+	KnobRet0,
 	KnobNr,
 };
 
