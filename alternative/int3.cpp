@@ -253,6 +253,8 @@ int int3TrapInit(std::string &err)
 	sigemptyset(&sa.sa_mask);
 	/* The INT3 path runs with interrupts off: the IPI signal waits until it returns. */
 	sigaddset(&sa.sa_mask, kshim::ipiSignal());
+	/* userspace: no NMI inside the INT3 handler (kernel_shim/kernel/nmi.cpp) */
+	sigaddset(&sa.sa_mask, kshim::nmiSignal());
 	if (sigaction(SIGTRAP, &sa, nullptr)) {
 		err = std::string("cannot install the INT3 (SIGTRAP) handler: ") + strerror(errno);
 		return -errno;

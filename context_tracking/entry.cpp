@@ -94,6 +94,7 @@ kshim::BootParamRegistrar noptiBootParam({
 } /* namespace */
 
 void (*pokelab::entryCr3Hook)(unsigned int cpu);
+void (*pokelab::ptiWindowHook)(unsigned int cpu, bool exit);
 
 /*
  * The entry stub's C helpers: each noinstr, each a step the stub calls.
@@ -121,6 +122,55 @@ extern "C" noinstr void entry_cr3_write(void)
 	sync_core();
 }
 
+/*
+ * The hardware's CR3: whether the user page tables are loaded (pti=on
+ * only; without PTI there is one CR3, the kernel's). The paranoid entry of
+ * an NMI reads it (context_tracking/nmi.cpp). Written only by the stubs'
+ * CR3 writes below, on their own CPU.
+ */
+DEFINE_PER_CPU(int, pokelab_user_cr3);
+
+/* SWITCH_TO_KERNEL_CR3's MOV to CR3 (pti=on; under v8 the one after the smp_mb()) */
+extern "C" noinstr void entry_switch_to_kernel_cr3(void)
+{
+	this_cpu_write(pokelab_user_cr3, 0);
+	entry_cr3_write();
+}
+
+/* SWITCH_TO_USER_CR3's MOV to CR3 (pti=on), last in the exit stub */
+extern "C" noinstr void entry_switch_to_user_cr3(void)
+{
+	entry_cr3_write();
+	this_cpu_write(pokelab_user_cr3, 1);
+}
+
+/*
+ * userspace: pokelab's test hook, delay points and simulated NMIs (torture.h) in the
+ * stubs' windows where the kernel CR3 is loaded but kernel_cr3_loaded
+ * reads 0: after the entry's switch, before its store; after the exit's
+ * store, before its switch.
+ */
+static __always_inline void pti_window_hook(bool exit)
+{
+	if (pokelab::ptiWindowHook) {
+		pokelab_instr_begin();
+		pokelab::ptiWindowHook(smp_processor_id(), exit);
+		pokelab_instr_end();
+	}
+}
+
+extern "C" noinstr void entry_pti_window(void)
+{
+	pti_window_hook(false);
+	torture_delay(kshim::TortureDelay::EntryPtiWindow);
+}
+
+extern "C" noinstr void exit_pti_window(void)
+{
+	pti_window_hook(true);
+	torture_delay(kshim::TortureDelay::ExitPtiWindow);
+}
+
 /* The kernel TLB flush right after the switch (v7 28-31, v8). */
 extern "C" noinstr void entry_kernel_tlb_flush(void)
 {
@@ -134,8 +184,10 @@ extern "C" int pokelab_entry_pti;
 /* pokelab.busted=cr3-loaded-late: v7 30/31's own order, flush first, store after */
 extern "C" noinstr void switch_to_kernel_cr3_late(void)
 {
-	if (ct_defer_policy == CT_DEFER_V8 || pokelab_entry_pti)
-		entry_cr3_write();
+	if (ct_defer_policy == CT_DEFER_V8 || pokelab_entry_pti) {
+		entry_switch_to_kernel_cr3();
+		entry_pti_window();
+	}
 	entry_kernel_tlb_flush();
 	entry_cr3_window();
 	this_cpu_write(kernel_cr3_loaded, 1);
@@ -200,7 +252,8 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "je 3f\n\t"
     "cmpl $" entry_stringify(ENTRY_CR3_V8) ", pokelab_entry_cr3_mode(%rip)\n\t"
     "je 3f\n\t"
-    "call entry_cr3_write\n"
+    "call entry_switch_to_kernel_cr3\n\t"
+    "call entry_pti_window\n"			/* userspace: a delay (NMI) point */
     "3:\n\t"
     "cmpl $" entry_stringify(ENTRY_CR3_NONE) ", pokelab_entry_cr3_mode(%rip)\n\t"
     "je 8f\n\t"
@@ -221,7 +274,7 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "call entry_cr3_window\n\t"
     "cmpl $" entry_stringify(ENTRY_CR3_V8) ", pokelab_entry_cr3_mode(%rip)\n\t"
     "jne 1f\n\t"
-    "call entry_cr3_write\n"			/* v8: the CR3 write's serialisation */
+    "call entry_switch_to_kernel_cr3\n"	/* v8: the CR3 write's serialisation */
     "1:\n\t"
     "addq $8, %rsp\n\t"
     "jmp entry_kernel_tlb_flush\n"		/* the kernel TLB flush */
@@ -242,7 +295,10 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     /* pti=on: SWITCH_TO_USER_CR3's MOV to CR3, last */
     "cmpl $0, pokelab_entry_pti(%rip)\n\t"
     "je 9f\n\t"
-    "jmp entry_cr3_write\n"
+    "subq $8, %rsp\n\t"
+    "call exit_pti_window\n\t"		/* userspace: a delay (NMI) point */
+    "addq $8, %rsp\n\t"
+    "jmp entry_switch_to_user_cr3\n"
     "9:\n\t"
     "ret\n"
     ".size pokelab_switch_to_user_cr3, . - pokelab_switch_to_user_cr3\n"
@@ -473,6 +529,7 @@ int ctEntryInit(std::string &)
 	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
 		*per_cpu_ptr(&in_user_mode, cpu) = false;
 		*per_cpu_ptr(&irq_from_user, cpu) = false;
+		*per_cpu_ptr(&pokelab_user_cr3, cpu) = 0;
 	}
 	kshim::setIrqEntryHooks(&ctIrqHooks);
 	return 0;

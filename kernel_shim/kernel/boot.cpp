@@ -228,6 +228,7 @@ void cpuThreadMain(int cpu)
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, ipiSignal());
+	sigaddset(&set, nmiSignal());
 	pthread_sigmask(SIG_BLOCK, &set, nullptr);
 	rcuCpuDying();
 	fatalSignalStack(false);
@@ -392,6 +393,8 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 	smpInit();
 
 	ret = installIpiHandler(err);
+	if (!ret)
+		ret = installNmiHandler(err);
 	if (ret) {
 		if (errOut)
 			*errOut = err;

@@ -118,6 +118,8 @@ void cpuKick(CpuState &c) noexcept;
 
 /* Install/remove the IPI signal handler (boot/shutdown). */
 int installIpiHandler(std::string &err);
+/* Install the NMI signal handler (boot; nmi.cpp). */
+int installNmiHandler(std::string &err);
 
 /*
  * Parse the CPU list @list of boot parameter @name (whose whole value is

@@ -7,6 +7,7 @@
 
 #include <asm/processor.h>
 #include <kernel_shim/clock.h>
+#include <kernel_shim/cpu.h>
 #include <kernel_shim/torture.h>
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
@@ -15,6 +16,8 @@
 namespace kshim {
 
 bool tortureDelaysOn;
+bool tortureNmisOn;
+unsigned long nmisRaised;
 
 namespace {
 
@@ -68,11 +71,28 @@ void tortureDelayAt(TortureDelay where) noexcept
 	 * kernel-range flush) and an INT3 handler holding its ref (the
 	 * patcher's drain, whose wait is then all that keeps the vector).
 	 */
-	bool wide = where == TortureDelay::EntryCr3Window || where == TortureDelay::Int3AfterRef;
+	bool cr3 = where == TortureDelay::EntryCr3Window || where == TortureDelay::EntryPtiWindow ||
+		   where == TortureDelay::ExitPtiWindow;
+	bool wide = cr3 || where == TortureDelay::Int3AfterRef;
 	u64 until = clockNs() + ((d >> 8) % (wide ? 200000 : 20000));
 
 	while (clockNs() < until)
 		cpu_relax();
+	/* an NMI at the end of the window: what a remote flush did meanwhile is for it to see */
+	if (cr3 && ((d >> 40) & 1) && __atomic_load_n(&tortureNmisOn, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&nmisRaised, 1, __ATOMIC_RELAXED);
+		nmiSelf();
+	}
+}
+
+void tortureNmis(bool on) noexcept
+{
+	__atomic_store_n(&tortureNmisOn, on, __ATOMIC_SEQ_CST);
+}
+
+unsigned long tortureNmiCount() noexcept
+{
+	return __atomic_load_n(&nmisRaised, __ATOMIC_RELAXED);
 }
 
 void tortureDelays(bool on, u64 seed) noexcept
@@ -82,6 +102,7 @@ void tortureDelays(bool on, u64 seed) noexcept
 		__atomic_store_n(&s.index, 0, __ATOMIC_RELAXED);
 	for (unsigned long &c : counts)
 		__atomic_store_n(&c, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&nmisRaised, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&tortureDelaysOn, on, __ATOMIC_SEQ_CST);
 }
 

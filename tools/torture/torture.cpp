@@ -28,6 +28,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <asm/nmi.h>
 #include <asm/tlbflush.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/busted.h>
@@ -146,10 +147,28 @@ void touchRanges(u64 d)
 	}
 }
 
-/* An IRQ's work: instrumentable kernel code that runs the sites. */
+/* An IRQ's work: instrumentable kernel code that reads the ranges and runs the sites. */
 void irqWork(void *arg)
 {
+	touchRanges((unsigned long)arg);
 	(void)runSites((unsigned long)arg);
+}
+
+/*
+ * The NMI handler (a perf or watchdog handler's stand-in): it reads the
+ * kernel ranges and runs the sites, wherever the NMI landed. Its draws
+ * come from a stream of its own (2), per CPU: no decision of the run's.
+ */
+u64 nmiDraws[NR_CPUS];
+
+int tortureNmiHandler(unsigned int, struct pt_regs *)
+{
+	int cpu = smp_processor_id();
+	u64 d = kshim::tortureDraw(seedUsed, cpu, 2, nmiDraws[cpu]++);
+
+	touchRanges(d);
+	(void)runSites(d);
+	return NMI_HANDLED;
 }
 
 /* One housekeeping decision: a write, an IRQ to some CPU, or reads. */
@@ -205,11 +224,22 @@ void syscallBody(void *arg)
 
 	touchRanges(d);
 	if (((d >> 16) & 63) == 0) {
-		/* a long one, up to 2 ms inside the kernel: rounds find the CPU watching */
-		u64 until = kshim::clockNs() + ((d >> 24) % 2000) * 1000;
+		/*
+		 * A long one, up to 2 ms inside the kernel: rounds find the CPU
+		 * watching, and it reads the ranges late, long after the entry's
+		 * flush, and (one in four) takes an NMI half-way.
+		 */
+		u64 start = kshim::clockNs(), len = ((d >> 24) % 2000) * 1000;
+		bool nmi = ((d >> 36) & 3) == 0;
 
-		while (kshim::clockNs() < until)
+		while (kshim::clockNs() < start + len) {
+			touchRanges(d);
 			(void)runSites(d);
+			if (nmi && kshim::clockNs() >= start + len / 2) {
+				kshim::nmiSelf();
+				nmi = false;
+			}
+		}
 		return;
 	}
 	for (unsigned int i = 0; i < ((d >> 13) & 3); i++)
@@ -260,21 +290,23 @@ void isolatedLoop(int cpu)
 /* Status: batches, text writes, INT3 emulated, IPIs, deferred flushes, violations. */
 std::string counters()
 {
-	unsigned long int3 = 0, ipis = 0, flushes = 0;
+	unsigned long int3 = 0, ipis = 0, flushes = 0, nmis = 0;
 
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		int3 += pokelab::int3Emulated(cpu);
 		ipis += kshim::cpuStats(cpu).ipiReceived;
 		flushes += pokelab::ctWorkFlushed(cpu);
+		nmis += kshim::nmiCount(cpu);
 	}
 	/* the port's own counts: they go on with the model off (pokelab.xmc=0) */
-	return fmt::format("{}, {}, {} emulated, {}, {}, {}, {}, {}",
+	return fmt::format("{}, {}, {} emulated, {}, {}, {}, {}, {}, {}",
 			   kshim::nOf(pokelab::textPokeStats().batches, "batch", "batches"),
 			   kshim::nOf(pokelab::textPokeStats().pokes, "text write"),
 			   kshim::nOf(int3, "INT3"), kshim::nOf(ipis, "IPI"),
 			   kshim::nOf(flushes, "deferred flush", "deferred flushes"),
 			   kshim::nOf(kshim::tlbChanges(), "kernel-range remap"),
 			   kshim::nOf(kshim::tlbTouches(), "range touch", "range touches"),
+			   kshim::nOf(nmis, "NMI"),
 			   kshim::nOf(kshim::xmcStats().violations, "violation"));
 }
 
@@ -409,6 +441,11 @@ int run()
 	kshim::addDeathHook(tortureDeathHook);
 	pokelab::stopOrderly();	/* SIGINT/SIGTERM/SIGHUP end the run in order */
 	kshim::tortureDelays(true, seedUsed);
+	for (u64 &i : nmiDraws)
+		i = 0;
+	if (register_nmi_handler(NMI_LOCAL, tortureNmiHandler, 0, "torture"))
+		fmt::print(stderr, "torture: no NMI handler slot: NMIs run no handler\n");
+	kshim::tortureNmis(true);
 
 	for (unsigned int cpu = 1; cpu < n; cpu++) {
 		if (cpumask_test_cpu(cpu, nohz))
@@ -441,6 +478,8 @@ int run()
 	if (opts.ops)
 		stopAll.store(true);
 	kshim::tortureDelays(false, seedUsed);
+	kshim::tortureNmis(false);
+	unregister_nmi_handler(NMI_LOCAL, "torture");
 	std::vector<std::string> modBad = moduleWriterFinish();
 	kshim::xmcQuiesce();
 	/* every table's site as the keys, the calls and the features demand, at the end (R7) */

@@ -37,6 +37,16 @@ namespace pokelab {
  */
 extern void (*entryCr3Hook)(unsigned int cpu);
 
+/*
+ * Test hook: called with pti=on in the stubs' windows where the kernel CR3
+ * is loaded but kernel_cr3_loaded reads 0 (@exit false: the entry's, after
+ * its switch and before its store; true: the exit's, after its store and
+ * before its switch), where an NMI finds the paranoid entry's kernel-CR3
+ * branch (context_tracking/nmi.cpp). noinstr context, IRQs off; the hook
+ * may raise an NMI (kshim::nmiSelf()).
+ */
+extern void (*ptiWindowHook)(unsigned int cpu, bool exit);
+
 void ctReturnToUser();
 void ctEnterKernelForGood();
 

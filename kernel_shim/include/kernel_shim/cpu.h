@@ -85,6 +85,31 @@ unsigned long ipiSendRetries(int cpu) noexcept;
 int ipiSignal() noexcept;
 
 /*
+ * The simulated NMI (kernel/nmi.cpp): SIGRTMIN + 2, which the soft IRQ mask
+ * does not hold off. It does not nest in itself, nor (userspace) in the IPI
+ * or INT3 handlers, whose sa_mask holds it. Async-signal-safe; any thread.
+ */
+int nmiSignal() noexcept;
+
+/*
+ * The NMI's entry, called in the NMI handler on the CPU that takes it, with
+ * interrupts off (context tracking's exc_nmi(); NULL: NMIs are ignored).
+ * Must be async-signal-safe. Boot (task context).
+ */
+void setNmiEntry(void (*entry)(void) noexcept) noexcept;
+
+/*
+ * An NMI on the calling CPU, now: taken before this returns (a signal to
+ * the calling thread is delivered on the way out of the kill). Nothing if
+ * no entry is set or the caller is not a CPU. Async-signal-safe, but not
+ * from the IPI or INT3 handlers (held off until they return).
+ */
+void nmiSelf() noexcept;
+
+/* NMIs taken by @cpu since boot. Any thread; async-signal-safe. */
+unsigned long nmiCount(int cpu) noexcept;
+
+/*
  * The CSD-lock watchdog (kernel/smp.c CONFIG_CSD_LOCK_WAIT_DEBUG): the
  * csd_lock_timeout boot parameter in ms, and how many stuck CSD locks were
  * reported since the process started. Any thread; async-signal-safe.

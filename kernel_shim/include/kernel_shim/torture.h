@@ -30,6 +30,8 @@ enum class TortureDelay {
 	EntryCr3Window,		/* kernel entry, between kernel_cr3_loaded and the TLB flush */
 	ModuleGet,		/* try_module_get(): after the live check, before the count */
 	ModuleRelease,		/* delete_module(): after the references are judged, before GOING */
+	EntryPtiWindow,		/* entry stub: the kernel CR3 loaded, kernel_cr3_loaded still 0 */
+	ExitPtiWindow,		/* exit stub: kernel_cr3_loaded = 0, the kernel CR3 still loaded */
 	Nr,
 };
 
@@ -45,6 +47,16 @@ void tortureDelays(bool on, u64 seed) noexcept;
 
 /* Injected delays so far, per point (for the status line). */
 unsigned long tortureDelayCount(TortureDelay where) noexcept;
+
+/*
+ * Simulated NMIs at the delay points of the entry and exit stubs' CR3
+ * windows (EntryPtiWindow, ExitPtiWindow, EntryCr3Window): with @on, half
+ * of the delays taken there end in an NMI on the delayed CPU
+ * (kshim::nmiSelf()), drawn from the same stream. Task context.
+ */
+void tortureNmis(bool on) noexcept;
+/* NMIs raised at the delay points since tortureDelays() last reset them. Any thread. */
+unsigned long tortureNmiCount() noexcept;
 
 /*
  * The @index-th draw of stream @stream of CPU @cpu under @seed: a pure

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The NMI in the exit stub's window (kernel-map.md §4.6), replayed with the
+ * interleaving forced. CPU 1, isolated, leaves for user mode; the hook
+ * holds it after its store of kernel_cr3_loaded = 0 and before its switch
+ * to the user CR3 until CPU 0 changed a kernel range and its flush
+ * returned, then raises an NMI whose handler reads the range:
+ *
+ *	v7 as posted (nmi-paranoid-posted)	the fixed paranoid path
+ *	CPU 1: kernel_cr3_loaded = 0		CPU 1: kernel_cr3_loaded = 0
+ *	CPU 0: change; reads 0; no IPI		CPU 0: change; reads 0; no IPI
+ *	CPU 1: <NMI> kernel CR3: nothing	CPU 1: <NMI> flag = 1; smp_mb(); flush
+ *	CPU 1:   touches the range: stale	CPU 1:   touches the range: current
+ *
+ * The model's TLB rule must report the first and not the second.
+ */
+/* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include <asm/nmi.h>
+#include <asm/processor.h>
+#include <asm/tlbflush.h>
+#include <kernel_shim/clock.h>
+#include <kernel_shim/cpu.h>
+#include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
+#include <linux/execmem.h>
+#include <linux/percpu.h>
+#include <pokelab/ct_entry.h>
+
+#include "booted.h"
+
+namespace {
+
+std::atomic<bool> inWindow, flushed, go, nmiRan;
+std::atomic<int> flagInNmi{-1};
+unsigned long range;
+
+void nmiInExitWindow(unsigned int cpu, bool exit)
+{
+	u64 until = kshim::clockNs() + 50000000ull;
+
+	if (cpu != 1 || !exit || !go.load())
+		return;
+	go.store(false);
+	inWindow.store(true);
+	while (!flushed.load() && kshim::clockNs() < until)
+		cpu_relax();
+	kshim::nmiSelf();
+}
+
+int touchInNmi(unsigned int, struct pt_regs *)
+{
+	if (smp_processor_id() != 1 || !range)
+		return NMI_DONE;
+	flagInNmi.store(*per_cpu_ptr(&kernel_cr3_loaded, 1));
+	kshim::tlbTouch(range);
+	nmiRan.store(true);
+	return NMI_HANDLED;
+}
+
+class NmiReplay : public pokelab::test::Booted
+{
+protected:
+	unsigned int cpus() const override { return 2; }
+
+	void TearDown() override
+	{
+		pokelab::ptiWindowHook = nullptr;
+		unregister_nmi_handler(NMI_LOCAL, "nmi_replay");
+		range = 0;
+		pokelab::test::Booted::TearDown();
+	}
+
+	/* Returns the number of stale-TLB violations the race produced. */
+	unsigned long race()
+	{
+		void *page = execmem_alloc_rw(EXECMEM_MODULE_DATA, 4096);
+		unsigned long before = 0, after = 0, nmis = kshim::nmiCount(1);
+
+		EXPECT_NE(page, nullptr);
+		if (!page)
+			return 0;
+		inWindow = flushed = go = nmiRan = false;
+		flagInNmi = -1;
+		EXPECT_EQ(register_nmi_handler(NMI_LOCAL, touchInNmi, 0, "nmi_replay"), 0);
+		pokelab::ptiWindowHook = nmiInExitWindow;
+		kshim::xmcQuiesce();
+		for (const kshim::XmcViolation &v : kshim::xmcViolations())
+			before += v.rule == kshim::XmcRule::StaleTlb;
+
+		kshim::cpuRun(1, [] {
+			go.store(true);
+			pokelab::ctReturnToUser();
+			pokelab::ctEnterKernelForGood();
+		});
+		while (!inWindow.load())
+			cpu_relax();
+		range = (unsigned long)page;
+		kshim::tlbKernelRangeChanged(range, range + 4096);
+		flush_tlb_kernel_range(range, range + 4096);
+		flushed.store(true);
+		kshim::cpuWait(1);
+		pokelab::ptiWindowHook = nullptr;
+		EXPECT_TRUE(nmiRan.load());
+		EXPECT_EQ(kshim::nmiCount(1) - nmis, 1u);
+		/* the NMI returned to the exit stub, which still switched to the user CR3 */
+		EXPECT_EQ(*per_cpu_ptr(&kernel_cr3_loaded, 1), 1) << "entered for good";
+
+		kshim::xmcQuiesce();
+		for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
+			if (v.rule != kshim::XmcRule::StaleTlb)
+				continue;
+			after++;
+			EXPECT_EQ(v.cpu, 1);
+			EXPECT_EQ(v.site, range);
+			EXPECT_NE(kshim::xmcFormat(v).find("stale TLB: CPU 1"), std::string::npos)
+				<< kshim::xmcFormat(v);
+		}
+		range = 0;
+		execmem_free(page);
+		return after - before;
+	}
+};
+
+class NmiFixed : public NmiReplay
+{
+protected:
+	std::string extraParams() const override
+	{
+		return "nohz_full=1 pokelab.ct_defer=v7-tlbi";
+	}
+};
+
+class NmiPosted : public NmiReplay
+{
+protected:
+	std::string extraParams() const override
+	{
+		return "nohz_full=1 pokelab.ct_defer=v7-tlbi pokelab.busted=nmi-paranoid-posted";
+	}
+	bool xmcViolationsExpected() const override { return true; }
+};
+
+TEST_F(NmiFixed, TheParanoidEntrySetsTheFlagAndFlushes)
+{
+	EXPECT_EQ(race(), 0u);
+	/* the handler ran with the flag the paranoid entry set */
+	EXPECT_EQ(flagInNmi.load(), 1);
+}
+
+TEST_F(NmiPosted, TheNmiInTheExitWindowTouchesAStaleTranslation)
+{
+	EXPECT_EQ(race(), 1u);
+	EXPECT_EQ(flagInNmi.load(), 0);
+}
+
+} /* namespace */
