@@ -71,8 +71,9 @@ else
 fi
 
 stop_run torture TERM 143 '^torture: seed' torture --cpus 3 --duration 600
-grep -q '^torture: interrupted after .* (SIGTERM)' "$dir/torture.out" ||
-	fail "torture: no 'interrupted after' line"
+grep -q '^torture: INTERRUPTED after .* (SIGTERM), seed [0-9]*: .* 0 violations so far$' \
+	"$dir/torture.out" || fail "torture: no 'INTERRUPTED after' line"
+! grep -q '^torture: SUCCESS' "$dir/torture.out" || fail "torture: SUCCESS for a run it cut"
 grep -q '^xmc: model of cross-modifying code' "$dir/torture.out" || fail "torture: no verdict"
 stop_run isolation INT 130 'ct_defer=off: load' run isolation --cpus 3 --seconds 600
 grep -q '^run isolation: interrupted (SIGINT) during ct_defer=off; ct_defer=v7 not run' \

@@ -538,17 +538,22 @@ int run()
 	else if (opts.ops)
 		fmt::print("decision digest: none: the run stopped early, after {} of {} decisions "
 			   "({} per CPU)\n", decisions, (unsigned long)n * opts.ops, opts.ops);
-	if (success)
+	/*
+	 * A run cut short is no verdict of success: what it found stays a
+	 * FAILURE, what it did not is INTERRUPTED, with the counts above.
+	 */
+	if (success && !pokelab::stopRequested())
 		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
-	else
+	else if (!success && (x.violations || !bad.empty() || !pokelab::stopRequested()))
 		fmt::print("torture: FAILURE (seed {}): {}\n", seedUsed,
 			   x.violations ? kshim::nOf(x.violations, "violation")
 			   : !bad.empty()     ? "a knob did not end as asked"
 			   : !kshim::xmcEnabled ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
 						: "NOTHING CHECKED: no text was written");
 	if (pokelab::stopRequested())
-		fmt::print("torture: interrupted after {:.1f} s ({})\n", secs,
-			   pokelab::stopSignalName());
+		fmt::print("torture: INTERRUPTED after {:.1f} s ({}), seed {}: no verdict on what "
+			   "was not run; {} so far\n", secs, pokelab::stopSignalName(), seedUsed,
+			   kshim::nOf(x.violations, "violation"));
 	std::fflush(stdout);
 	kshim::xmcSetReporter(nullptr);
 	kshim::shutdown();
