@@ -151,7 +151,7 @@ static void regsToUcontext(const struct pt_regs *regs, ucontext_t *uc)
 	kshim::SigSafeBuf b;
 	const unsigned char *ip = (const unsigned char *)regs->ip - INT3_INSN_SIZE;
 
-	kshim::xmcInt3DeclinedNote();	/* userspace: the model's word first, if it had one */
+	kshim::xmcInt3DeclinedNote((unsigned long)ip);	/* userspace: the model's word first */
 
 	b.str("Oops: int3: 0000 [#1] SMP\nCPU: ").dec(raw_smp_processor_id())
 		.str(regs->from_user ? " (SIGTRAP not raised by an INT3 instruction)" : "")

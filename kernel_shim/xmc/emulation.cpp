@@ -6,6 +6,13 @@
  * address, decoded from the bytes with Zydis, not taken from the handler's
  * own tables. The trap returns are recorded per CPU in the SIGTRAP handler
  * (an SPSC ring) and checked by the writer.
+ *
+ * The writer may be waiting for the very CPU the wrong emulation kills (a
+ * CALL emulated as a JMP returns to a garbage address), so the trapping
+ * CPU also checks the stack itself, from the opcodes the armed list keeps:
+ * a CALL (e8, old and new) pushes 8 bytes, an instruction that is neither
+ * a CALL nor a RET moves nothing. A mismatch is printed on the way down
+ * (stackNotes()); the writer's full check reports it otherwise.
  */
 #include <cstring>
 #include <string>
@@ -14,6 +21,7 @@
 
 #include <asm/ptrace.h>
 #include <kernel_shim/disasm.h>
+#include <kernel_shim/sigsafe.h>
 #include <kernel_shim/symbols.h>
 #include <linux/cpumask.h>
 
@@ -200,10 +208,77 @@ void takeEmulations(unsigned int budget)
 
 using namespace xmc;
 
+namespace xmc {
+
+namespace {
+
+/* R5's stack check on the trapping CPU, into its Int3Cpu record. Signal context. */
+void checkStack(int cpu, const struct pt_regs *before, const struct pt_regs *after)
+{
+	unsigned long site = before->ip - 1;
+	Int3Cpu *t = &int3Cpus[cpu];
+	u8 o, w;
+	unsigned long want;
+
+	if (after->ip == site || !armedOpcodes(site, &o, &w))
+		return;
+	if (o == 0xe8 && w == 0xe8)
+		want = before->sp - 8;
+	else if (o != 0xe8 && w != 0xe8 && o != 0xc3 && w != 0xc3)
+		want = before->sp;
+	else
+		return;
+	if (after->sp == want || __atomic_load_n(&t->stackHave, __ATOMIC_ACQUIRE))
+		return;
+	t->stackSite = site;
+	t->stackIp = after->ip;
+	t->stackSp0 = before->sp;
+	t->stackSp1 = after->sp;
+	t->stackOp = o == 0xe8 ? o : w;
+	__atomic_store_n(&t->stackHave, 1, __ATOMIC_RELEASE);
+}
+
+} /* namespace */
+
+bool stackPending()
+{
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+		if (__atomic_load_n(&int3Cpus[cpu].stackHave, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
+bool stackNotes()
+{
+	bool any = false;
+
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		Int3Cpu *t = &int3Cpus[cpu];
+		SigSafeBuf b;
+
+		if (!__atomic_load_n(&t->stackHave, __ATOMIC_ACQUIRE))
+			continue;
+		b.str("xmc: INT3 emulated wrongly: CPU ").dec(cpu).str(" at ").hex(t->stackSite)
+			.str(": the INT3 handler resumed it at ").hex(t->stackIp)
+			.str(" with the stack pointer ").hex(t->stackSp1).str(" (trapped at ")
+			.hex(t->stackSp0).str("), where the site's instruction (opcode ")
+			.hex(t->stackOp)
+			.str(t->stackOp == 0xe8 ? ", a CALL) pushes its return address: 8 bytes below\n"
+						: ", neither a CALL nor a RET) leaves it as it was\n");
+		b.emit();
+		any = true;
+	}
+	return any;
+}
+
+} /* namespace xmc */
+
 void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) noexcept
 {
 	int cpu = tlsCpu;
 
+	if (xmcEnabled && cpu >= 0)
+		checkStack(cpu, before, after);
 	if (xmcEnabled && cpu >= 0) {
 		EmuRing *e = &emuRings[cpu];
 		u64 head = e->head;

@@ -23,6 +23,8 @@
 #include <cstring>
 
 #include <linux/cpumask.h>
+#include <asm/processor.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/sigsafe.h>
 
 #define XMC_PRIVATE
@@ -59,7 +61,7 @@ bool refsKnown()
 	return refsGlobalMode ? refsShared != nullptr : refsPerCpu[0] != nullptr;
 }
 
-void armedAdd(unsigned long site)
+void armedAdd(unsigned long site, u8 oldOp, u8 newOp)
 {
 	unsigned int n = armed.n;
 
@@ -71,6 +73,8 @@ void armedAdd(unsigned long site)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	armed.site[n] = site;
 	armed.removed[n] = 0;
+	armed.oldOp[n] = oldOp;
+	armed.newOp[n] = newOp;
 	__atomic_store_n(&armed.n, n + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&armed.gen, armed.gen + 1, __ATOMIC_RELEASE);
 }
@@ -97,7 +101,8 @@ void checkInt3Armed(const ByteHist *b)
 
 	/* an INT3 the batch was asked to leave (a probe) is armed for nobody's emulation */
 	if (!in || in->addr != b->addr || in->bytes[0] != kInt3)
-		armedAdd(b->addr);
+		armedAdd(b->addr, b->old,
+			 !in || in->addr != b->addr ? b->old : in->hasEmu ? in->emu[0] : in->bytes[0]);
 	if (!refsKnown())
 		return;
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
@@ -234,33 +239,64 @@ void xmcInt3Exit() noexcept
 		__atomic_store_n(&int3Cpus[cpu].depth, int3Cpus[cpu].depth - 1, __ATOMIC_RELEASE);
 }
 
-bool xmcInt3Declined(unsigned long site) noexcept
-{
-	int cpu = tlsCpu;
-	bool found = false;
-	unsigned int g, tries = 0;
-	Int3Cpu *t;
+namespace {
 
-	if (cpu < 0 || !xmcEnabled)
-		return false;
-	/* Is @site an INT3 of the open batch, armed and not removed? A seqcount read. */
-	do {
-		g = __atomic_load_n(&armed.gen, __ATOMIC_ACQUIRE);
-		if (g & 1)
-			continue;
-		found = false;
-		for (unsigned int i = 0; i < __atomic_load_n(&armed.n, __ATOMIC_RELAXED) &&
-					 i < kArmedMax; i++)
-			if (armed.site[i] == site && !__atomic_load_n(&armed.removed[i],
-								      __ATOMIC_RELAXED))
-				found = true;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&armed.gen, __ATOMIC_RELAXED) == g)
-			break;
-	} while (++tries < 64);
-	if (!found || tries >= 64)
-		return false;
-	t = &int3Cpus[cpu];
+/*
+ * Is @site an INT3 of the open batch, armed and not removed? A seqcount
+ * read. The writer feeds a write after its bytes are in memory, so a CPU
+ * may trap on a fresh INT3 before the model knows it is armed:
+ *
+ *	writer				this CPU
+ *	text_poke_memcpy(): INT3	fetches the INT3, traps, declined
+ *	xmcTextWrite(): armedAdd()	looks: not armed yet
+ *
+ * With @wait (the trap is on its way to an Oops: nobody claimed it), look
+ * again while the site holds an INT3, for up to 50 ms.
+ */
+bool armedSite(unsigned long site, bool wait, u8 *oldOp = nullptr, u8 *newOp = nullptr)
+{
+	u64 until = wait ? clockNs() + 50000000ull : 0;
+
+	for (;;) {
+		bool found = false;
+		unsigned int g, tries = 0;
+		u8 o = 0, w = 0;
+
+		do {
+			g = __atomic_load_n(&armed.gen, __ATOMIC_ACQUIRE);
+			if (g & 1)
+				continue;
+			found = false;
+			for (unsigned int i = 0; i < __atomic_load_n(&armed.n, __ATOMIC_RELAXED) &&
+						 i < kArmedMax; i++)
+				if (armed.site[i] == site &&
+				    !__atomic_load_n(&armed.removed[i], __ATOMIC_RELAXED)) {
+					found = true;
+					o = armed.oldOp[i];
+					w = armed.newOp[i];
+				}
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&armed.gen, __ATOMIC_RELAXED) == g)
+				break;
+		} while (++tries < 64);
+		if (found && tries < 64) {
+			if (oldOp)
+				*oldOp = o;
+			if (newOp)
+				*newOp = w;
+			return true;
+		}
+		if (!wait || __atomic_load_n((const u8 *)site, __ATOMIC_RELAXED) != kInt3 ||
+		    clockNs() >= until)
+			return false;
+		cpu_relax();
+	}
+}
+
+bool recordDeclined(int cpu, unsigned long site)
+{
+	Int3Cpu *t = &int3Cpus[cpu];
+
 	if (__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE))
 		return true;
 	t->declinedSite = site;
@@ -271,7 +307,27 @@ bool xmcInt3Declined(unsigned long site) noexcept
 	return true;
 }
 
-void xmcInt3DeclinedNote() noexcept
+} /* namespace */
+
+namespace xmc {
+
+bool armedOpcodes(unsigned long site, u8 *oldOp, u8 *newOp)
+{
+	return armedSite(site, false, oldOp, newOp);
+}
+
+} /* namespace xmc */
+
+bool xmcInt3Declined(unsigned long site) noexcept
+{
+	int cpu = tlsCpu;
+
+	if (cpu < 0 || !xmcEnabled || !armedSite(site, false))
+		return false;
+	return recordDeclined(cpu, site);
+}
+
+void xmcInt3DeclinedNote(unsigned long site) noexcept
 {
 	int cpu = tlsCpu;
 	Int3Cpu *t;
@@ -280,6 +336,10 @@ void xmcInt3DeclinedNote() noexcept
 	if (cpu < 0)
 		return;
 	t = &int3Cpus[cpu];
+	/* nobody claimed it: an INT3 the writer has not fed yet is looked for again */
+	if (xmcEnabled && !__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE) &&
+	    armedSite(site, true))
+		recordDeclined(cpu, site);
 	if (!__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE))
 		return;
 	b.str("xmc: INT3 declined on an armed site: CPU ").dec(cpu).str(" at ")

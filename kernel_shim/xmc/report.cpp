@@ -305,8 +305,16 @@ void xmcDeathNote() noexcept
 			break;
 	} while (clockNs() - t0 < 200000000ull);
 	n = __atomic_load_n(&firstLen, __ATOMIC_ACQUIRE);
-	if (!n)
+	if (!n) {
+		/* what the trapping CPUs found themselves, before the crash, that the writer did not take */
+		if (stackPending()) {
+			r = write(2, msg, sizeof(msg) - 1);
+			(void)r;
+			stackNotes();
+			xmcNoteReported();
+		}
 		return;
+	}
 	r = write(2, msg, sizeof(msg) - 1);
 	r = write(2, firstText, n);
 	(void)r;

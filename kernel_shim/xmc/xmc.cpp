@@ -341,6 +341,7 @@ void xmcReset() noexcept
 		c->staleHave = 0;
 		int3Cpus[cpu].declinedHave = 0;
 		int3Cpus[cpu].depth = 0;
+		int3Cpus[cpu].stackHave = 0;
 		exempt[cpu].have = false;
 		staleReported[cpu] = 0;
 		emuRings[cpu].head = emuRings[cpu].tail = 0;

@@ -297,6 +297,8 @@ struct ArmedList {
 	unsigned int n;
 	unsigned long site[kArmedMax];
 	u8 removed[kArmedMax];
+	/* the opcodes of the site's old and new (or emulated) instruction, for R5's stack check */
+	u8 oldOp[kArmedMax], newOp[kArmedMax];
 };
 
 /* R3: per CPU, the INT3 handler's nesting and the declined trap it recorded. */
@@ -307,6 +309,10 @@ struct alignas(SMP_CACHE_BYTES) Int3Cpu {
 	unsigned long declinedSite;
 	int declinedPhase;
 	long declinedRefs;
+	/* R5, checked on the trapping CPU: the stack the handler resumed with (emulation.cpp) */
+	int stackHave;
+	unsigned long stackSite, stackIp, stackSp0, stackSp1;
+	u8 stackOp;
 };
 
 /* R8 records, one per CPU until reported (xmcFenceMissing()) */
@@ -408,6 +414,12 @@ extern Int3Cpu int3Cpus[NR_CPUS];
 long refsOf(unsigned int cpu);
 void armedRemove(unsigned long site);
 void armedClear();
+/* The open batch armed @site: its old and new opcodes. Lock-free, any context (int3.cpp). */
+bool armedOpcodes(unsigned long site, u8 *oldOp, u8 *newOp);
+/* R5's stack records of the CPUs, one line each on stderr, on the way down. Signal-safe. */
+bool stackNotes();
+/* Is any R5 stack record waiting? Signal-safe. */
+bool stackPending();
 /* The declined traps the CPUs recorded, into the log. */
 void takeDeclined();
 /* R3, arming: a CPU that may fetch the INT3 just written must have live refs. */

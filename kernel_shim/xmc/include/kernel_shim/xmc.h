@@ -162,8 +162,14 @@ void xmcInt3Exit() noexcept;
  * async-signal-safe.
  */
 bool xmcInt3Declined(unsigned long site) noexcept;
-/* The calling CPU's declined-trap violation, as one line on stderr. Async-signal-safe. */
-void xmcInt3DeclinedNote() noexcept;
+/*
+ * The trap on the INT3 at @site goes unclaimed (an Oops follows): the
+ * calling CPU's declined-trap violation, as one line on stderr. If none was
+ * recorded, @site is looked for again among the armed INT3s for up to 50 ms
+ * while it holds an INT3 (the writer feeds a write after its bytes are in
+ * memory). Async-signal-safe.
+ */
+void xmcInt3DeclinedNote(unsigned long site) noexcept;
 
 /*
  * R6, from the kernel TLB model (asm/tlbflush.h): CPU @cpu touched @ip in
