@@ -890,6 +890,7 @@ void smp_text_poke_batch_finish(void)
 	 * removed the INT3s, its sync already waited for every handler, so
 	 * this only spins when a new first byte is itself INT3.
 	 */
+	torture_delay(kshim::TortureDelay::BeforeRefsDrain);	/* userspace: delay point */
 	if (!BUSTED(REFS_DRAIN_EARLY))	/* userspace: BUSTED */
 		text_poke_array_refs_drain();	/* userspace: the per-CPU loop, or refs=global */
 

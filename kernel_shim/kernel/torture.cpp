@@ -55,8 +55,12 @@ void tortureDelayAt(TortureDelay where) noexcept
 	/* One index per draw, taken atomically: an interrupt on this CPU draws its own. */
 	idx = __atomic_fetch_add(&streams[cpu].index, 1, __ATOMIC_RELAXED);
 	d = tortureDraw(seedUsed, cpu, kDelayStream, idx);
-	/* One point in eight delays; of those, mostly short spins. */
-	if ((d & 7) != 0)
+	/*
+	 * One point in eight delays; of those, mostly short spins. Before a
+	 * batch's drain, one in two: a point once per batch, whose window a
+	 * handler must overlap to show a drain that does not wait.
+	 */
+	if ((d & (where == TortureDelay::BeforeRefsDrain ? 1 : 7)) != 0)
 		return;
 	__atomic_fetch_add(&counts[(int)where], 1, __ATOMIC_RELAXED);
 	if (((d >> 3) & 15) == 0 && inTask() && !irqs_disabled() &&
@@ -68,12 +72,14 @@ void tortureDelayAt(TortureDelay where) noexcept
 	/*
 	 * Up to 20 us; up to 200 us in the windows another CPU's step must
 	 * fall into to show a bug: the entry's CR3 window (a remote
-	 * kernel-range flush) and an INT3 handler holding its ref (the
-	 * patcher's drain, whose wait is then all that keeps the vector).
+	 * kernel-range flush), an INT3 handler holding its ref and the
+	 * patcher before its drain (a handler that traps on an INT3 the
+	 * batch leaves, whose drain's wait is then all that keeps the vector).
 	 */
 	bool cr3 = where == TortureDelay::EntryCr3Window || where == TortureDelay::EntryPtiWindow ||
 		   where == TortureDelay::ExitPtiWindow;
-	bool wide = cr3 || where == TortureDelay::Int3AfterRef;
+	bool wide = cr3 || where == TortureDelay::Int3AfterRef ||
+		    where == TortureDelay::BeforeRefsDrain;
 	u64 until = clockNs() + ((d >> 8) % (wide ? 200000 : 20000));
 
 	while (clockNs() < until)

@@ -32,6 +32,7 @@ enum class TortureDelay {
 	ModuleRelease,		/* delete_module(): after the references are judged, before GOING */
 	EntryPtiWindow,		/* entry stub: the kernel CR3 loaded, kernel_cr3_loaded still 0 */
 	ExitPtiWindow,		/* exit stub: kernel_cr3_loaded = 0, the kernel CR3 still loaded */
+	BeforeRefsDrain,	/* smp_text_poke_batch_finish(): the last sync done, the drain next */
 	Nr,
 };
 
