@@ -46,8 +46,10 @@ while IFS= read -r line; do
 		first=$(grep -m1 -E "$violation" "$out")
 		crash=$(grep -n -m1 -E '^(pokelab: fatal signal|kernel BUG|Oops)' "$out" | cut -d: -f1)
 		at=$(grep -n -m1 -E "$violation" "$out" | cut -d: -f1)
+		# named before any crash: the report above it, or recalled on the way down
 		if [ $rc -ne 0 ] && [ -n "$first" ] &&
-		   { [ -z "$crash" ] || grep -q '^xmc: before this crash, the cross-modifying-code model had reported:$' "$out"; }; then
+		   { [ -z "$crash" ] || [ "$at" -lt "$crash" ] ||
+		     grep -q '^xmc: before this crash, the cross-modifying-code model had reported:$' "$out"; }; then
 			caught=$((caught + 1))
 			k=$(echo "$first" | sed 's/^xmc: \([^:]*\):.*/\1/')
 			case ",$kinds," in *",$k,"*) ;; *) kinds="${kinds:+$kinds,}$k" ;; esac
