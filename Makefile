@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Two entry points:
-#   make demo   install what is missing, build into build/, run the demo
+#   make demo   install what is missing, build the pokelab command into build/, run the demo
 #   make check  install what is missing, build, run the whole test suite
 
 BUILD ?= build
 
-.PHONY: demo check deps build
+.PHONY: demo check deps setup build
 
 deps:
 	@if [ "$$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; then \
@@ -15,11 +15,15 @@ deps:
 		echo "make: not root and no sudo; assuming the packages of tools/install-deps.sh are installed"; \
 	fi
 
-build: deps
+setup: deps
 	@if [ ! -f $(BUILD)/build.ninja ]; then meson setup $(BUILD); fi
+
+build: setup
 	ninja -C $(BUILD)
 
-demo: build
+# only what the demo runs: the pokelab command (the tests build with `make check`)
+demo: setup
+	ninja -C $(BUILD) tools/pokelab
 	$(BUILD)/tools/pokelab demo
 
 check: build
