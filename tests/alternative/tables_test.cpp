@@ -116,7 +116,7 @@ TEST_F(Tables, ASiteLeftBehindByAnUpdateIsFound)
 	kshim::xmcTablesCheck("the test");
 	ASSERT_EQ(wrongSites(false), 1u);
 
-	const kshim::XmcViolation &v = kshim::xmcViolations().back();
+	const kshim::XmcViolation v = kshim::xmcViolations().back();
 	std::string line = kshim::xmcFormat(v);
 
 	EXPECT_EQ(v.site, jump_entry_code(e));
