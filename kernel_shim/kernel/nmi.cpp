@@ -6,10 +6,14 @@
  * installs (setNmiEntry(): the paranoid entry and exc_nmi(),
  * context_tracking/nmi.cpp) with interrupts off, then returns as IRET does.
  *
- *	sender (or the CPU itself)		target CPU (any code but the below)
- *	pthread_kill(target, SIGNMI) ------>	nmiSignalHandler()
+ *	the CPU itself (nmiSelf())		the same CPU, before the kill returns
+ *	pthread_kill(self, SIGNMI)   ------>	nmiSignalHandler()
  *						  IRQs off (saved), entry(), restored
  *						  cpuEret()
+ *
+ * Only the CPU raises its own NMI (torture does, at its delay points):
+ * there is no remote sender yet, so the handler need not chase the thread
+ * that runs as the CPU, as the IPI's does.
  *
  * userspace: an NMI does not nest in itself (the signal is blocked while
  * its handler runs, as NMIs are until IRET) and, unlike the hardware's,

@@ -175,7 +175,6 @@ Reach reachableBy(unsigned long addr)
 	return Reach{-1, 0, 0, 0};
 }
 
-
 /* The branch target of the 5 bytes @p at @addr, if they are a JMP32 or a CALL; else 0. */
 static unsigned long branchTo(const u8 *p, unsigned long addr)
 {
@@ -203,9 +202,8 @@ int gateOf(const Reach &r)
  * they are now: if one goes into @g's range, the CPU may be there. Bytes of
  * a branch this operation did not write are read from memory.
  */
-bool gateReaches(const Gate &g, u64 serial, u64 upTo)
+bool gateReaches(const Gate &g, u64 serial)
 {
-	(void)upTo;
 	for (unsigned long site : g.sites) {
 		u8 then[5], now[5];
 		unsigned long t1, t2;
@@ -224,11 +222,11 @@ bool gateReaches(const Gate &g, u64 serial, u64 upTo)
 	return false;
 }
 
-bool mayFetch(const ByteHist *b, unsigned int cpu, u64 serial, u64 upTo)
+bool mayFetch(const ByteHist *b, unsigned int cpu, u64 serial)
 {
 	if (b->onlyCpu >= 0 && b->onlyCpu != (int)cpu)
 		return false;
-	return b->gate < 0 || gateReaches(gates[b->gate], serial, upTo);
+	return b->gate < 0 || gateReaches(gates[b->gate], serial);
 }
 
 /*

@@ -108,7 +108,7 @@ void checkInt3Armed(const ByteHist *b)
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		long r;
 
-		if (!online(cpu) || !mayFetch(b, cpu, serialOf(cpu), textWriteSeq))
+		if (!online(cpu) || !mayFetch(b, cpu, serialOf(cpu)))
 			continue;
 		if (!b->inNoinstr && !__atomic_load_n(&xmcCpus[cpu].fetching, __ATOMIC_ACQUIRE))
 			continue;
@@ -198,7 +198,7 @@ void xmcInt3RefsDrained() noexcept
 			const ByteHist *b = &op->bytes[i];
 
 			if (currentValue(b) == kInt3 || (!fetching && !b->inNoinstr) ||
-			    !mayFetch(b, c, s, op->last) || b->lossSeq > s)
+			    !mayFetch(b, c, s) || b->lossSeq > s)
 				continue;
 			if (!possible(b, s, op->last).has(kInt3))
 				continue;

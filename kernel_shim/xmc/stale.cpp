@@ -50,7 +50,7 @@ void checkStaleAtReturn()
 			const ByteHist *b = &op->bytes[i];
 			PSet p;
 
-			if (!b->n || !mayFetch(b, cpu, s, op->last))
+			if (!b->n || !mayFetch(b, cpu, s))
 				continue;
 			p = possible(b, s, op->last);
 			if (p.n == 1 && p.v[0] == currentValue(b))

@@ -201,7 +201,7 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 		if (s >= seq)
 			continue;
 		/* a gated range: only a CPU whose gate branched into it may fetch it */
-		if (gate >= 0 && !gateReaches(gates[gate], s, seq))
+		if (gate >= 0 && !gateReaches(gates[gate], s))
 			continue;
 		for (unsigned int k = 0; k < nserials && !seen; k++)
 			seen = serials[k] == s;
@@ -225,7 +225,7 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 	}
 	/* The writer: now if it writes with IRQs on, else when it turns them on. */
 	if (writer >= 0 && (only.cpu == -1 || only.cpu == writer ||
-			    (gate >= 0 && gateReaches(gates[gate], serialOf(writer), seq)))) {
+			    (gate >= 0 && gateReaches(gates[gate], serialOf(writer))))) {
 		XmcCpu *c = &xmcCpus[writer];
 
 		if (archIrqsDisabled()) {

@@ -369,12 +369,12 @@ extern std::vector<Gate> gates;
 /* The index in gates of @r's range (-1: none, too many). Writer. */
 int gateOf(const Reach &r);
 /*
- * Can a CPU with window (@serial, @upTo] reach gated range @g: does one of
- * its branches go into it, as the CPU fetched it at @serial or as it is now?
+ * Can a CPU serialised at @serial reach gated range @g: does one of its
+ * branches go into it, as the CPU fetched it at @serial or as it is now?
  */
-bool gateReaches(const Gate &g, u64 serial, u64 upTo);
+bool gateReaches(const Gate &g, u64 serial);
 /* Can CPU @cpu, serialised at @serial, fetch byte @b at all? */
-bool mayFetch(const ByteHist *b, unsigned int cpu, u64 serial, u64 upTo);
+bool mayFetch(const ByteHist *b, unsigned int cpu, u64 serial);
 void setRegion(unsigned long start, unsigned long end, int cpu, unsigned long key);
 void forgetRegions();
 

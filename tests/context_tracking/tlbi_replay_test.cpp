@@ -30,6 +30,7 @@
 #include <pokelab/ct_entry.h>
 
 #include "booted.h"
+#include "stale_tlb.h"
 
 namespace {
 
@@ -62,7 +63,7 @@ protected:
 	unsigned long race()
 	{
 		void *page = execmem_alloc_rw(EXECMEM_MODULE_DATA, 4096);
-		unsigned long before = 0, after = 0;
+		unsigned long before;
 
 		EXPECT_NE(page, nullptr);
 		if (!page)
@@ -70,9 +71,7 @@ protected:
 		range = (unsigned long)page;
 		inWindow = flushed = go = false;
 		pokelab::entryCr3Hook = parkInWindow;
-		kshim::xmcQuiesce();
-		for (const kshim::XmcViolation &v : kshim::xmcViolations())
-			before += v.rule == kshim::XmcRule::StaleTlb;
+		before = pokelab::test::staleTlbReports();
 
 		kshim::cpuRun(1, [] {
 			pokelab::ctReturnToUser();
@@ -92,17 +91,8 @@ protected:
 		flushIpis = kshim::tlbRangeFlushRuns(1) - ipis;
 		pokelab::entryCr3Hook = nullptr;
 
-		kshim::xmcQuiesce();
-		for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
-			if (v.rule != kshim::XmcRule::StaleTlb)
-				continue;
-			after++;
-			EXPECT_EQ(v.cpu, 1);
-			EXPECT_EQ(v.site, range);
-			EXPECT_EQ(v.rangeEnd, range + 4096);
-			EXPECT_NE(kshim::xmcFormat(v).find("stale TLB: CPU 1"), std::string::npos)
-				<< kshim::xmcFormat(v);
-		}
+		unsigned long after = pokelab::test::staleTlbReports(range);
+
 		execmem_free(page);
 		return after - before;
 	}

@@ -115,9 +115,20 @@ protected:
 		publishRefs();
 		kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
 	}
-	/* Phases 1 and 2 of that batch, each followed by a sync of every CPU. */
+	/* The correct batch at text_ + 16: the three phases, each synced, then the drain. */
+	void correctBatch()
+	{
+		batchBegin();
+		int3AndTail();
+		kshim::xmcPhase(3);
+		write1(16, kJmp[0]);
+		allSerialise();
+		drainAll();
+		kshim::xmcOpEnd();
+	}
 	void correctBatchWithCapacity(unsigned int bytes, unsigned int writes);
 
+	/* Phases 1 and 2 of that batch, each followed by a sync of every CPU. */
 	void int3AndTail()
 	{
 		kshim::xmcPhase(1);
@@ -156,13 +167,7 @@ protected:
 
 TEST_F(Xmc, ThreePhasesWithThreeSyncsAreClean)
 {
-	batchBegin();
-	int3AndTail();
-	kshim::xmcPhase(3);
-	write1(16, kJmp[0]);
-	allSerialise();
-	drainAll();
-	kshim::xmcOpEnd();
+	correctBatch();
 	EXPECT_EQ(violations(), 0u);
 	EXPECT_GT(kshim::xmcStats().windows, 0u);
 }
@@ -545,13 +550,7 @@ TEST_F(Xmc, PublishingPartOfAHiddenRangeSplitsIt)
 void Xmc::correctBatchWithCapacity(unsigned int bytes, unsigned int writes)
 {
 	kshim::xmcTestCapacity(bytes, writes);
-	batchBegin();
-	int3AndTail();
-	kshim::xmcPhase(3);
-	write1(16, kJmp[0]);
-	allSerialise();
-	drainAll();
-	kshim::xmcOpEnd();
+	correctBatch();
 	kshim::xmcTestCapacity(0, 0);
 }
 
