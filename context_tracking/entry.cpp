@@ -46,6 +46,7 @@
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/isolation.h>
 #include <trace/events/pokelab.h>
 #include <pokelab/ct_entry.h>
 
@@ -171,9 +172,26 @@ extern "C" noinstr void exit_pti_window(void)
 	torture_delay(kshim::TortureDelay::ExitPtiWindow);
 }
 
-/* The kernel TLB flush right after the switch (v7 28-31, v8). */
+/*
+ * userspace: tick_nohz_full_mask as the stubs test it (a bt on the mask),
+ * one int per CPU filled at boot: housekeeping_cpu() is not noinstr here.
+ */
+DEFINE_PER_CPU(int, tick_nohz_full_bit);
+/* userspace: counted, for the tests and the census */
+DEFINE_PER_CPU(unsigned long, entry_tlb_flushes);
+
+/*
+ * The kernel TLB flush right after the switch (v7 29/31's COALESCE_TLBI,
+ * v8). v7 flushes only on CPUs in tick_nohz_full_mask: a housekeeping CPU
+ * gets every flush_tlb_kernel_range_deferrable() IPI, so it has nothing
+ * outstanding. v8's catch-up runs on every CPU (kernel-map.md §4.6).
+ */
 extern "C" noinstr void entry_kernel_tlb_flush(void)
 {
+	if (ct_defer_policy != CT_DEFER_V8 && !this_cpu_read(tick_nohz_full_bit))
+		return;
+	__atomic_store_n(this_cpu_ptr(&entry_tlb_flushes),
+			 this_cpu_read(entry_tlb_flushes) + 1, __ATOMIC_RELAXED);	/* userspace */
 	/* userspace: the flush reads the page tables: a fence after kernel_cr3_loaded = 1? */
 	kshim::xmcFenceCheck(kshim::FENCE_PAIR_CR3_LOADED);
 	kshim::tlbFlushLocal();
@@ -181,7 +199,11 @@ extern "C" noinstr void entry_kernel_tlb_flush(void)
 
 extern "C" int pokelab_entry_pti;
 
-/* pokelab.busted=cr3-loaded-late: v7 30/31's own order, flush first, store after */
+/*
+ * pokelab.busted=cr3-loaded-late: the order as posted (v6 27/29's flush
+ * right after the switch, v7 29/31's store after it), flush first, store
+ * after: the window D. Hansen's v7 30/31 review found.
+ */
 extern "C" noinstr void switch_to_kernel_cr3_late(void)
 {
 	if (ct_defer_policy == CT_DEFER_V8 || pokelab_entry_pti) {
@@ -231,9 +253,9 @@ static_assert(sizeof(kshim::PerCpu<int>::Slot) == 64, "the stub indexes per-CPU 
  * on) the stub starts with the switch itself, a MOV to CR3, serialising
  * (SDM Vol. 2 4.3); under v8 that write is the one after the smp_mb(). The
  * exit stub ends with the switch to the user CR3.
- * v7 itself flushed first and stored after: a flusher that reads 0 in
- * between skips a CPU already past its flush (pokelab.busted=cr3-loaded-late,
- * switch_to_kernel_cr3_late() above). The smp_mb() is the kernel's x86 one,
+ * As posted (v6 27/29, v7 29/31) the stub flushed first and stored after:
+ * a flusher that reads 0 in between skips a CPU already past its flush
+ * (pokelab.busted=cr3-loaded-late, switch_to_kernel_cr3_late() above). The smp_mb() is the kernel's x86 one,
  * a locked add of 0 below the stack pointer. The exit stub's 1 -> 0 edge
  * costs a spurious IPI at most.
  * userspace: per-CPU data is not %gs-relative; the stub reads the CPU id
@@ -336,9 +358,14 @@ bool ctEntryPti()
 	return pokelab_entry_pti;
 }
 
+unsigned long ctEntryTlbFlushes(int cpu) noexcept
+{
+	return __atomic_load_n(per_cpu_ptr(&entry_tlb_flushes, cpu), __ATOMIC_RELAXED);
+}
+
 } /* namespace pokelab */
 
-/* Port of enter_from_user_mode(), include/linux/entry-common.h */
+/* Port of enter_from_user_mode(), include/linux/irq-entry-common.h */
 noinstr void enter_from_user_mode(struct pt_regs *regs)
 {
 	(void)regs;
@@ -353,7 +380,7 @@ noinstr void enter_from_user_mode(struct pt_regs *regs)
 	instrumentation_end();
 }
 
-/* Port of exit_to_user_mode(), include/linux/entry-common.h */
+/* Port of exit_to_user_mode(), include/linux/irq-entry-common.h */
 noinstr void exit_to_user_mode(void)
 {
 	instrumentation_begin();
@@ -536,5 +563,16 @@ int ctEntryInit(std::string &)
 }
 
 kshim::BootHookRegistrar ctEntryHook({"ct_entry_init", kshim::BootStage::Early, ctEntryInit});
+
+int ctEntryNohzInit(std::string &)
+{
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+		*per_cpu_ptr(&tick_nohz_full_bit, cpu) = !housekeeping_cpu(cpu, HK_TYPE_KERNEL_NOISE);
+	return 0;
+}
+
+/* Late: after housekeeping_init (the nohz_full mask) */
+kshim::BootHookRegistrar ctEntryNohzHook({"ct_entry_nohz_init", kshim::BootStage::Late,
+					  ctEntryNohzInit});
 
 } /* namespace */

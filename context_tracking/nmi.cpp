@@ -57,6 +57,7 @@
 #include <linux/smp.h>
 
 DECLARE_PER_CPU(int, pokelab_user_cr3);
+DECLARE_PER_CPU(int, tick_nohz_full_bit);	/* entry.cpp: tick_nohz_full_mask, per CPU */
 
 extern "C" int pokelab_entry_pti;
 extern "C" void entry_switch_to_kernel_cr3(void);
@@ -71,12 +72,6 @@ struct nmiaction {
 };
 
 nmiaction nmi_local[NMI_MAX_HANDLERS];
-
-/*
- * userspace: tick_nohz_full_mask as the stubs test it (a bt on the mask),
- * one int per CPU filled at boot: housekeeping_cpu() is not noinstr here.
- */
-DEFINE_PER_CPU(int, nmi_nohz_full);
 
 /* What the paranoid entry did, for its exit (the kernel keeps it in %r14) */
 enum {
@@ -120,7 +115,7 @@ noinstr unsigned int paranoid_entry_cr3(void)
 	/* the kernel CR3 was already loaded: the entry's or exit's window, or the kernel */
 	if (!coalesce || BUSTED(NMI_PARANOID_POSTED))	/* userspace: BUSTED, v7 as posted */
 		return 0;
-	if (!READ_ONCE(*per_cpu_ptr(&nmi_nohz_full, cpu)))
+	if (!READ_ONCE(*per_cpu_ptr(&tick_nohz_full_bit, cpu)))
 		return 0;
 	unsigned int saved = 0;
 
@@ -189,8 +184,6 @@ noinstr void exc_nmi(void) noexcept
 
 int nmiInit(std::string &)
 {
-	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
-		*per_cpu_ptr(&nmi_nohz_full, cpu) = !housekeeping_cpu(cpu, HK_TYPE_KERNEL_NOISE);
 	kshim::setNmiEntry(exc_nmi);
 	return 0;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Kernel-range TLB flushes (asm/tlbflush.h), v7 28-31's gate on
- * kernel_cr3_loaded, and the model of a kernel TLB that checks them.
+ * Kernel-range TLB flushes (asm/tlbflush.h), v7 30/31's gate on
+ * kernel_cr3_loaded for mm/vmalloc.c's flushes, and the model of a kernel TLB that checks them.
  *
  * MODEL: the page-table changes of kernel ranges are kept in a ring of
  * records, each with its generation, the CPUs that ran a range flush for
@@ -127,23 +127,45 @@ void flush_tlb_all(void)
 	flushReturned(0, ~0UL, g);	/* userspace: the model */
 }
 
-/* Port of flush_tlb_kernel_range(), arch/x86/mm/tlb.c, with v7 30/31's gate */
-void flush_tlb_kernel_range(unsigned long start, unsigned long end)
+/*
+ * flush_tlb_kernel_range() and the deferral series' v7 30/31
+ * flush_tlb_kernel_range_deferrable(): both send @fn to every CPU that
+ * @cond allows (all of them for NULL) and wait.
+ * userspace: one flush_tlb_info with the model's generation; upstream's
+ * kernel_tlb_flush_all() / kernel_tlb_flush_range() are the @fn choice.
+ */
+static void __flush_tlb_kernel_range(smp_cond_func_t cond, unsigned long start, unsigned long end)
 {
 	struct flush_tlb_info info = {start, end, ptGen.load(std::memory_order_seq_cst)};
 	smp_call_func_t fn = (end - start) >> 12 > tlb_single_page_flush_ceiling
 				     ? do_flush_tlb_all
 				     : do_kernel_range_flush;
 
-	if (coalesce) {
+	if (cond) {
 		/* the page-table change before the reads of kernel_cr3_loaded */
 		if (!BUSTED(NO_MB_TLB))	/* userspace: BUSTED, the smp_mb() deleted */
 			smp_mb();
-		on_each_cpu_cond(flush_tlb_kernel_cond, fn, &info, 1);
+		on_each_cpu_cond(cond, fn, &info, 1);
 	} else {
 		on_each_cpu(fn, &info, 1);
 	}
 	flushReturned(start, end, info.gen);	/* userspace: the model */
+}
+
+/* Port of flush_tlb_kernel_range(), arch/x86/mm/tlb.c: every CPU, never deferred */
+void flush_tlb_kernel_range(unsigned long start, unsigned long end)
+{
+	__flush_tlb_kernel_range(NULL, start, end);
+}
+
+/*
+ * Port of flush_tlb_kernel_range_deferrable(), deferral series v7 30/31
+ * (arch/x86/mm/tlb.c): mm/vmalloc.c's flushes, which skip the CPUs in user
+ * mode under CONFIG_COALESCE_TLBI (their entry flushes instead).
+ */
+void flush_tlb_kernel_range_deferrable(unsigned long start, unsigned long end)
+{
+	__flush_tlb_kernel_range(coalesce ? flush_tlb_kernel_cond : NULL, start, end);
 }
 
 namespace kshim {

@@ -12,6 +12,7 @@
 #include <asm/tlbflush.h>
 #include <linux/bug.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 namespace {
 
@@ -27,6 +28,7 @@ std::vector<PageState> pages;		/* per page of it */
 std::map<unsigned long, unsigned long> areas;	/* start -> pages, used or lazy */
 unsigned long lazyPages;
 std::atomic<unsigned long> purges;
+std::atomic<unsigned long> drains;		/* drain_vmap_area_work() runs */
 std::mutex areaLock;			/* vmap_area_lock */
 std::mutex purgeLock;			/* vmap_purge_lock: one purge at a time */
 
@@ -63,7 +65,8 @@ bool purge_vmap_area_lazy(unsigned long start, unsigned long end)
 	}
 	if (lazy.empty())
 		return false;
-	flush_tlb_kernel_range(start, end);
+	/* userspace: the deferral series v7 30/31's call, ungated without CONFIG_COALESCE_TLBI */
+	flush_tlb_kernel_range_deferrable(start, end);
 	/* Only now may the addresses be handed out again: no CPU holds them. */
 	std::lock_guard<std::mutex> lk(areaLock);
 	for (const auto &[a, n] : lazy) {
@@ -75,6 +78,18 @@ bool purge_vmap_area_lazy(unsigned long start, unsigned long end)
 	purges.fetch_add(1, std::memory_order_relaxed);
 	return true;
 }
+
+/* Port of drain_vmap_area_work(), mm/vmalloc.c, v7.3: on system_wq's kworker */
+void drain_vmap_area_work(struct work_struct *work)
+{
+	(void)work;
+	std::lock_guard<std::mutex> lk(purgeLock);	/* mutex_lock(&vmap_purge_lock) */
+
+	purge_vmap_area_lazy(~0UL, 0);
+	drains.fetch_add(1, std::memory_order_relaxed);	/* userspace: counted */
+}
+
+DECLARE_WORK(drain_vmap_work, drain_vmap_area_work);
 
 } /* namespace */
 
@@ -102,7 +117,11 @@ void *vmalloc(size_t size)
 	return NULL;
 }
 
-/* Port of vfree(), mm/vmalloc.c: unmap now, flush lazily (free_vmap_area_noflush()) */
+/*
+ * Port of vfree(), mm/vmalloc.c: unmap now, flush lazily. Past
+ * lazy_max_pages() free_vmap_area_noflush() (v7.3) queues drain_vmap_work
+ * on this CPU's kworker, which purges and sends the flush IPIs.
+ */
 void vfree(const void *addr)
 {
 	unsigned long a = (unsigned long)addr, n;
@@ -124,11 +143,9 @@ void vfree(const void *addr)
 		over = lazyPages > kLazyMaxPages;
 	}
 	kshim::tlbKernelRangeChanged(a, a + n * kPage);	/* MODEL: the PTEs are cleared */
-	if (over) {
-		std::lock_guard<std::mutex> lk(purgeLock);
-
-		purge_vmap_area_lazy(~0UL, 0);
-	}
+	/* free_vmap_area_noflush(): after this point, the area may be freed at any time */
+	if (unlikely(over))
+		schedule_work(&drain_vmap_work);
 }
 
 /* Port of vm_unmap_aliases(), mm/vmalloc.c */
@@ -145,7 +162,17 @@ void vmUnmapAliases(unsigned long start, unsigned long end, bool flush)
 	std::lock_guard<std::mutex> lk(purgeLock);
 
 	if (!purge_vmap_area_lazy(start, end) && flush && start < end)
-		flush_tlb_kernel_range(start, end);
+		flush_tlb_kernel_range_deferrable(start, end);	/* userspace: series v7 30/31 */
+}
+
+bool vmapDrainFlush()
+{
+	return flush_work(&drain_vmap_work);
+}
+
+unsigned long vmapDrains() noexcept
+{
+	return drains.load(std::memory_order_relaxed);
 }
 
 unsigned long vmapLazyPages() noexcept

@@ -51,5 +51,8 @@ for p in v7-tlbi v8; do
 	n=$(grep -c 'csd_queue\|callback' "$dir/trace-$p.txt")
 	[ "$n" -eq 0 ] || fail "ct_defer=$p: $n CSDs or IPIs to isolated CPUs"
 done
+# The lazy purge runs where v7.3 runs it: drain_vmap_work on CPU 0's kworker.
+grep -Eq '^Where the TLB flushes came from \(off / v7-tlbi\): [0-9]+ / [0-9]+ vmap purges, [1-9][0-9]* / [1-9][0-9]* of them drain_vmap_work' "$dir/out" ||
+	fail "no flush came from the kworker's drain_vmap_work"
 echo "isolation census: do_sync_core $off -> $v7"
 exit 0

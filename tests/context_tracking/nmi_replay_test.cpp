@@ -99,7 +99,7 @@ protected:
 			cpu_relax();
 		range = (unsigned long)page;
 		kshim::tlbKernelRangeChanged(range, range + 4096);
-		flush_tlb_kernel_range(range, range + 4096);
+		flush_tlb_kernel_range_deferrable(range, range + 4096);
 		flushed.store(true);
 		kshim::cpuWait(1);
 		pokelab::ptiWindowHook = nullptr;

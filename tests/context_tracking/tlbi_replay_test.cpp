@@ -85,7 +85,7 @@ protected:
 		unsigned long ipis = kshim::tlbRangeFlushRuns(1);
 
 		kshim::tlbKernelRangeChanged(range, range + 4096);
-		flush_tlb_kernel_range(range, range + 4096);
+		flush_tlb_kernel_range_deferrable(range, range + 4096);
 		flushed.store(true);
 		kshim::cpuWait(1);
 		flushIpis = kshim::tlbRangeFlushRuns(1) - ipis;

@@ -18,9 +18,13 @@
  *				   unload: text back to the cache under INT3, each
  *				   data region vfree()d with VM_FLUSH_RESET_PERMS ->
  *				   flush_tlb_kernel_range() of it and the lazy areas
- *	  BPF JIT		   image in the ROX cache, JIT'd into a vmalloc()ed
- *				   buffer, text_poke_copy(), vfree() the buffer
- *				   (lazy); the previous image back under INT3
+ *	  BPF JIT		   a chunk of a bpf_prog_pack (PAGE_KERNEL execmem
+ *				   made ROX by the pack), JIT'd into a kvmalloc()ed
+ *				   buffer, text_poke_copy(); the previous image back
+ *				   under INT3
+ *	  process exits		   four VMAP_STACK kernel stacks vfree()d (lazy):
+ *				   past lazy_max_pages, drain_vmap_work on CPU 0's
+ *				   kworker purges and flushes, as v7.3 does
  *	CPUs 1..h-1		 "hackbench": synchronous smp_call_function_single()
  *				   messages to the next housekeeping CPU
  *	isolated CPUs		 user-mode loop, a system call every --syscall-ms
@@ -30,10 +34,13 @@
  * call while a window is open and acknowledge it from user mode before it
  * patches or flushes (as the demo does), so every deferrable round and
  * every flush finds them in user mode: the v7 count of do_sync_core CSDs,
- * and the v7-tlbi and v8 counts of every CSD, are exactly 0. The TLB
- * flushes all come from flush_tlb_kernel_range() (large ranges send
- * do_flush_tlb_all, small ones do_kernel_range_flush), which v7 28-31 gate
- * on kernel_cr3_loaded; v7 and off IPI the isolated CPUs with both.
+ * and the v7-tlbi and v8 counts of every CSD, are exactly 0. A window
+ * closes only after the kworker's queued drain ran (the drain it queued
+ * flushes inside it). The TLB flushes all come from mm/vmalloc.c's
+ * flush_tlb_kernel_range_deferrable() (large ranges send do_flush_tlb_all,
+ * small ones do_kernel_range_flush): the lazy purge of drain_vmap_work on
+ * the kworker, and vm_reset_perms() in the unload; v7 28-31 gate it on
+ * kernel_cr3_loaded; v7 and off IPI the isolated CPUs with both.
  */
 
 #include <algorithm>
@@ -277,8 +284,10 @@ void windowOpen(const struct cpumask *nohz, std::vector<IsoState> &iso)
 			std::this_thread::yield();
 }
 
+/* Close it, once a drain_vmap_work a vfree() inside it queued has flushed (on the kworker). */
 void windowClose(void)
 {
+	kshim::vmapDrainFlush();
 	smp_store_release(&windowSeq, READ_ONCE(windowSeq) + 1);
 }
 
@@ -318,10 +327,10 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Isolat
 	memcpy(ko, code, sizeof(code));
 	text_poke_copy(text, ko, sizeof(code));
 	memcpy(data, &reloc, sizeof(reloc));
-	vfree(ko);
 
 	/* write_relocate_add() on the live module: text_poke() + deferrable sync. */
 	windowOpen(nohz, iso);
+	vfree(ko);	/* free_copy(): lazy, in the window (it may queue the drain) */
 	mutex_lock(&text_mutex);
 	text_poke((u8 *)text + 1, data, sizeof(reloc));
 	smp_text_poke_sync_each_cpu_deferrable();
@@ -374,6 +383,25 @@ void opJit(struct bpf_binary_header **prev, IsolationOps &c)
 		bpf_jit_binary_pack_free(*prev, NULL);
 	*prev = ro;
 	c.jits++;
+}
+
+/*
+ * A make -j's processes come and go: each fork's kernel stack is a
+ * vmalloc() area (CONFIG_VMAP_STACK, 16 KiB), each exit's a lazy vfree()
+ * (the per-CPU stack cache aside). Four exits pass lazy_max_pages, and
+ * free_vmap_area_noflush() queues drain_vmap_work on this CPU's kworker.
+ */
+void opExit(const struct cpumask *nohz, std::vector<IsoState> &iso, IsolationOps &c)
+{
+	void *stack[4];
+
+	for (void *&s : stack)
+		s = vmalloc(16384);	/* copy_process(): alloc_thread_stack_node() */
+	windowOpen(nohz, iso);
+	for (void *s : stack)
+		vfree(s);		/* do_exit() ... free_thread_stack() */
+	windowClose();
+	c.exits++;
 }
 
 /* --------------------------------------------------------------------- */
@@ -485,16 +513,21 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 
 	prog.stage(fmt::format("ct_defer={}: load", policy));
 	/* At least one operation of each kind, however loaded the host is. */
-	while (op < 3 || (kshim::clockNs() - t0 < dur && !pokelab::stopRequested())) {
-		switch (op++ % 3) {
+	unsigned long purges0 = kshim::vmapPurges(), drains0 = kshim::vmapDrains();
+
+	while (op < 4 || (kshim::clockNs() - t0 < dur && !pokelab::stopRequested())) {
+		switch (op++ % 4) {
 		case 0:
 			opFlip(nohz, iso, r->ops);
 			break;
 		case 1:
 			opModuleLoad(nohz, iso, r->ops);
 			break;
-		default:
+		case 2:
 			opJit(&jitPrev, r->ops);
+			break;
+		default:
+			opExit(nohz, iso, r->ops);
 			break;
 		}
 		prog.step((kshim::clockNs() - t0) / 1000000000ull, (unsigned long)opts.seconds);
@@ -505,6 +538,8 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 	if (r->ops.flips % 2)
 		opFlip(nohz, iso, r->ops);	/* leave the key as found */
 
+	r->ops.purges = kshim::vmapPurges() - purges0;
+	r->ops.drains = kshim::vmapDrains() - drains0;
 	stopLoad.store(true);
 	for (unsigned int cpu = 1; cpu < n; cpu++)
 		kshim::cpuWait(cpu);

@@ -14,7 +14,9 @@ namespace pokelab::scenario {
 
 /* What the housekeeping CPUs did (the "kernel build" of the cover letter). */
 struct IsolationOps {
-	unsigned long flips = 0, moduleLoads = 0, jits = 0, badRuns = 0, allocFail = 0;
+	unsigned long flips = 0, moduleLoads = 0, jits = 0, exits = 0, badRuns = 0, allocFail = 0;
+	/* vmap purges over the load, and those drain_vmap_work ran on a kworker */
+	unsigned long purges = 0, drains = 0;
 };
 
 struct IsoCpu {

@@ -40,8 +40,9 @@ int isolationReport(const VariantResult &off, const VariantResult &v7, const Iso
 	unsigned long rngV7 = get(v7.csd, "func=do_kernel_range_flush");
 	bool syncClaim = syncOff > 0 && syncV7 == 0;
 	/*
-	 * Every TLB flush of the load is a flush_tlb_kernel_range() (the vmap
-	 * purge, vm_reset_perms()): v7-tlbi (28-31) and v8 gate it on
+	 * Every TLB flush of the load is mm/vmalloc.c's
+	 * flush_tlb_kernel_range_deferrable() (the vmap purge on the kworker,
+	 * vm_reset_perms()): v7-tlbi (28-31) and v8 gate it on
 	 * kernel_cr3_loaded, so no IPI at all reaches an isolated CPU in its
 	 * user loop; v7 keeps both callbacks.
 	 */
@@ -89,7 +90,7 @@ int isolationReport(const VariantResult &off, const VariantResult &v7, const Iso
 		{"IPI callback nohz_full_kick_func", "22 / 41", "- / -",
 		 "not modelled: no tick, no nohz kicks"},
 		{"csd_queue do_flush_tlb_all", "1456 / 1378", pair(allOff, allV7),
-		 tlbi ? fmt::format("flush_tlb_kernel_range() of large ranges, gated: > 0 -> 0: "
+		 tlbi ? fmt::format("vmalloc's flushes of large ranges, gated: > 0 -> 0: "
 				    "{}", allOff && !allV7 ? "yes" : "NO")
 		      : fmt::format("present in both: {}", allOff && allV7 ? "yes" : "NO")},
 		{"csd_queue do_sync_core", "78 / 0", pair(syncOff, syncV7),
@@ -131,12 +132,18 @@ int isolationReport(const VariantResult &off, const VariantResult &v7, const Iso
 
 	s += fmt::format("\nLoad on the housekeeping CPUs (off / {}): ", v7.policy);
 	s += fmt::format("{} / {} static-key flips (164 sites), {} / {} module loads, {} / {} "
-			 "BPF JIT images, {} / {} hackbench messages; module text allocation "
-			 "failures {} / {}, JIT'd or relocated code returning a wrong value "
-			 "{} / {}\n",
+			 "BPF JIT images, {} / {} process exits, {} / {} hackbench messages; "
+			 "module text allocation failures {} / {}, JIT'd or relocated code "
+			 "returning a wrong value {} / {}\n",
 			 off.ops.flips, v7.ops.flips, off.ops.moduleLoads, v7.ops.moduleLoads,
-			 off.ops.jits, v7.ops.jits, off.messages, v7.messages, off.ops.allocFail,
-			 v7.ops.allocFail, off.ops.badRuns, v7.ops.badRuns);
+			 off.ops.jits, v7.ops.jits, off.ops.exits, v7.ops.exits, off.messages,
+			 v7.messages, off.ops.allocFail, v7.ops.allocFail, off.ops.badRuns,
+			 v7.ops.badRuns);
+	s += fmt::format("Where the TLB flushes came from (off / {}): {} / {} vmap purges, {} / {} "
+			 "of them drain_vmap_work on CPU 0's kworker (free_vmap_area_noflush() "
+			 "past lazy_max_pages), the rest vm_reset_perms() in module unloads; all "
+			 "through flush_tlb_kernel_range_deferrable()\n",
+			 v7.policy, off.ops.purges, v7.ops.purges, off.ops.drains, v7.ops.drains);
 
 	s += "\nosnoise-style interference on the isolated CPUs (durations in us; an IPI's time "
 	     "includes a deferred flush its entry ran):\n";

@@ -118,8 +118,9 @@ bool keepGoing(unsigned long idx)
 
 /*
  * Kernel ranges for the TLB model: a housekeeping decision "remaps" one
- * (its page tables change, then flush_tlb_kernel_range(): a vfree() and a
- * vmalloc() again at the same address, as the lazy purge does), and the
+ * (its page tables change, then flush_tlb_kernel_range_deferrable(): a
+ * vfree() and a vmalloc() again at the same address, as the lazy purge
+ * does, gated as v7 30/31 gates mm/vmalloc.c's flushes), and the
  * isolated CPUs' system calls read them. userspace: the memory stays
  * mapped; only the model's translations go stale.
  */
@@ -133,7 +134,7 @@ void remapRange(u64 d)
 	std::lock_guard<std::mutex> lk(remapLock);
 
 	kshim::tlbKernelRangeChanged(r, r + 4096);
-	flush_tlb_kernel_range(r, r + 4096);
+	flush_tlb_kernel_range_deferrable(r, r + 4096);
 }
 
 /* A system call reads the kernel ranges through their translations. */

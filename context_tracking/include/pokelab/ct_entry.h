@@ -18,9 +18,9 @@
 
 struct pt_regs;
 
-/* Port of enter_from_user_mode(), include/linux/entry-common.h. IRQs off. noinstr. */
+/* Port of enter_from_user_mode(), include/linux/irq-entry-common.h. IRQs off. noinstr. */
 void enter_from_user_mode(struct pt_regs *regs);
-/* Port of exit_to_user_mode(), include/linux/entry-common.h. IRQs off. noinstr. */
+/* Port of exit_to_user_mode(), include/linux/irq-entry-common.h. IRQs off. noinstr. */
 void exit_to_user_mode(void);
 
 namespace pokelab {
@@ -90,6 +90,13 @@ int ctEntrySetCr3Mode(bool coalesce, bool v8, std::string &err);
 
 /* Whether the entry and exit stubs write CR3 (pti=on). Any context. */
 bool ctEntryPti();
+
+/*
+ * Kernel TLB flushes @cpu's entry stubs (and paranoid entries) ran since
+ * boot: v7 29/31's COALESCE_TLBI, only on nohz_full CPUs; v8's, on every
+ * CPU. Relaxed, any thread.
+ */
+unsigned long ctEntryTlbFlushes(int cpu) noexcept;
 
 /* Is the calling CPU in simulated user mode? (what user_mode(regs) reads) */
 bool ctInUserMode() noexcept;

@@ -23,18 +23,23 @@
  * returned is a violation, reported by the cross-modifying-code model
  * (rule "stale TLB").
  *
- * v7 28-31 (CONFIG_COALESCE_TLBI, pokelab.ct_defer=v7-tlbi):
- * flush_tlb_kernel_range() sends its IPIs only to CPUs that are
- * housekeeping or have kernel_cr3_loaded set; a CPU entering the kernel
- * sets it and then flushes its kernel TLB, a CPU leaving clears it:
+ * v7 28-31 (CONFIG_COALESCE_TLBI, pokelab.ct_defer=v7-tlbi): v7 30/31's
+ * flush_tlb_kernel_range_deferrable(), which only mm/vmalloc.c calls,
+ * sends its IPIs only to CPUs that are housekeeping or have
+ * kernel_cr3_loaded set; plain flush_tlb_kernel_range() and
+ * flush_tlb_all() still IPI every CPU. A nohz_full CPU entering the kernel
+ * sets kernel_cr3_loaded and then flushes its kernel TLB (v7 29/31's
+ * COALESCE_TLBI, only on CPUs in tick_nohz_full_mask), a CPU leaving
+ * clears it:
  *
  *	flusher					entering CPU
  *	change page tables (generation G)	kernel_cr3_loaded = 1
  *	smp_mb()				smp_mb()
  *	read kernel_cr3_loaded: 1 -> IPI	flush: sees G
  *
- * either the flusher sees 1 and IPIs, or the CPU's flush sees G. v7's own
- * order (flush, then the store) loses that: pokelab.busted=cr3-loaded-late.
+ * either the flusher sees 1 and IPIs, or the CPU's flush sees G. The
+ * posted order (v6 27/29's flush right after the switch, then the store)
+ * loses that: pokelab.busted=cr3-loaded-late.
  */
 #pragma once
 
@@ -61,13 +66,20 @@ extern "C" void do_kernel_range_flush(void *info);
 void flush_tlb_all(void);
 /* Every CPU flushes [@start, @end) (all of it above the ceiling); waits. */
 void flush_tlb_kernel_range(unsigned long start, unsigned long end);
+/*
+ * As flush_tlb_kernel_range(), but under v7 28-31 (tlbSetCoalesce())
+ * skips the CPUs that are not housekeeping and read kernel_cr3_loaded == 0:
+ * mm/vmalloc.c's flushes (v7 30/31). A full barrier orders the caller's
+ * page-table change before those reads. Task context, IRQs on; waits.
+ */
+void flush_tlb_kernel_range_deferrable(unsigned long start, unsigned long end);
 
 namespace kshim {
 /* do_flush_tlb_all() / do_kernel_range_flush() runs on @cpu since boot. */
 unsigned long tlbFlushAllRuns(int cpu) noexcept;
 unsigned long tlbRangeFlushRuns(int cpu) noexcept;
 
-/* Gate flush_tlb_kernel_range() on kernel_cr3_loaded (v7 28-31)? Boot, before SMP. */
+/* Gate flush_tlb_kernel_range_deferrable() on kernel_cr3_loaded (v7 28-31)? Boot, before SMP. */
 void tlbSetCoalesce(bool on) noexcept;
 bool tlbCoalesce() noexcept;
 

@@ -8,11 +8,14 @@
  *
  * As in the kernel, vfree() unmaps the pages at once but flushes no TLB:
  * the area goes on a lazy list, its virtual addresses stay reserved, and
- * once more than lazy_max_pages() pages are lazy (or a caller asks,
- * vm_unmap_aliases()) one flush_tlb_kernel_range() covers every lazy area
- * from the lowest start to the highest end and the addresses are reused.
- * That single flush is what sends most of the do_flush_tlb_all and
- * do_kernel_range_flush CSDs of the series' census, and what v7 28-31
+ * once more than lazy_max_pages() pages are lazy, vfree() queues
+ * drain_vmap_work on the calling CPU's kworker (system_wq, as v7.3's
+ * free_vmap_area_noflush()), and there, or at once in a caller that asks
+ * (vm_unmap_aliases(), vm_reset_perms()), one flush covers every lazy
+ * area from the lowest start to the highest end and the addresses are
+ * reused. That single flush, a flush_tlb_kernel_range_deferrable() (the
+ * deferral series v7 30/31), is what sends most of the do_flush_tlb_all
+ * and do_kernel_range_flush CSDs of the series' census, and what v7 28-31
  * gate.
  *
  * userspace: the "vmalloc space" is one reserved host mapping (64 MiB,
@@ -23,8 +26,8 @@
  * pokelab's. lazy_max_pages() is a model constant (8 pages); the kernel's
  * is 32 MiB scaled by log2 of the CPUs.
  *
- * Task context on a CPU (the purge's flush is a cross-call); not
- * async-signal-safe (a lock).
+ * Task context on a CPU (the purge's flush is a cross-call; vfree() may
+ * queue work); not async-signal-safe (a lock).
  */
 #pragma once
 
@@ -48,8 +51,16 @@ namespace kshim {
  */
 void vmUnmapAliases(unsigned long start, unsigned long end, bool flush);
 
-/* Pages on the lazy list now, and purges since the process began. */
+/*
+ * Wait for a queued drain_vmap_work to finish (flush_work()); true if one
+ * was pending or running. Task context on a CPU; sleeps (lends the CPU to
+ * its kworker). A test's or a scenario's wait, not a kernel interface.
+ */
+bool vmapDrainFlush();
+
+/* Pages on the lazy list now, purges since the process began, and kworker drains among them. */
 unsigned long vmapLazyPages() noexcept;
 unsigned long vmapPurges() noexcept;
+unsigned long vmapDrains() noexcept;
 
 } /* namespace kshim */
