@@ -8,9 +8,12 @@
  * IPIs"), and v5's ct_set_cpu_work() kept behind pokelab.ct_defer=v5 for
  * replay.
  *
- * Deviations (each marked "userspace:" below): no RCU-tasks or vtime hooks
- * (nothing consumes them yet); the counter width is a run-time setting; the
- * policy switch selects between the series' revisions at run time.
+ * The functions of upstream's file are at v7.3; the series' lines in them
+ * are marked "series v7 NN/31". Deviations (each marked "userspace:"
+ * below): no RCU-tasks, vtime or RCU tracepoints (CONFIG_TASKS_RCU and
+ * CONFIG_RCU_TRACE off: nothing consumes them); the counter width is a
+ * run-time setting; the policy switch selects between the series'
+ * revisions at run time.
  */
 #include <cstring>
 #include <ctime>
@@ -27,12 +30,45 @@
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
 #include <linux/instrumentation.h>
+#include <linux/instrumented.h>
+#include <linux/kconfig.h>
+#include <linux/preempt.h>
 #include <trace/events/context_tracking.h>
+#include <trace/events/rcu.h>
 #include <trace/events/pokelab.h>
 #include <pokelab/ct_entry.h>
 #include <linux/irqflags.h>
 
+/*
+ * userspace: RCU's EQS checks stay on, as they were before they became
+ * CONFIG_RCU_EQS_DEBUG's; CONFIG_TASKS_RCU is off (no RCU-tasks).
+ */
+#define CONFIG_RCU_EQS_DEBUG 1
+/* Idle and user tracking both, as x86 with nohz_full (CONFIG_CONTEXT_TRACKING_IDLE=y). */
+#define CONFIG_CONTEXT_TRACKING_IDLE 1
+
+/* include/linux/rcupdate.h with CONFIG_GENERIC_ENTRY: the entry code reschedules itself */
+static inline void rcu_irq_work_resched(void) { }
+
 DEFINE_PER_CPU(struct context_tracking, context_tracking);
+
+#define TPS(x) tracepoint_string(x)
+
+/* Port of rcu_task_exit(), kernel/context_tracking.c, v7.3 */
+static __always_inline void rcu_task_exit(void)
+{
+#if defined(CONFIG_TASKS_RCU) && defined(CONFIG_NO_HZ_FULL)
+	WRITE_ONCE(current->rcu_tasks_idle_cpu, smp_processor_id());
+#endif
+}
+
+/* Port of rcu_task_enter(), kernel/context_tracking.c, v7.3 */
+static __always_inline void rcu_task_enter(void)
+{
+#if defined(CONFIG_TASKS_RCU) && defined(CONFIG_NO_HZ_FULL)
+	WRITE_ONCE(current->rcu_tasks_idle_cpu, -1);
+#endif
+}
 
 unsigned int ct_rcu_watching_width = 32 - CT_RCU_WATCHING_START;
 enum ct_defer_policy ct_defer_policy = CT_DEFER_OFF;
@@ -46,7 +82,7 @@ static DEFINE_PER_CPU(unsigned long, ct_work_flushed);
 static DEFINE_PER_CPU(unsigned long, ct_work_flush_ns);
 static DEFINE_PER_CPU(unsigned long, ct_work_flush_max_ns);
 
-/* Port of arch_context_tracking_work(), arch/x86/include/asm/context_tracking_work.h (v7) */
+/* Port of arch_context_tracking_work(), arch/x86/include/asm/context_tracking_work.h, series v7 25/31 */
 noinstr void arch_context_tracking_work(enum ct_work work)
 {
 	switch (work) {
@@ -97,7 +133,7 @@ static noinstr void ct_work_census_end(u64 t0)
 	pokelab_instr_end();
 }
 
-/* Port of ct_work_flush(), kernel/context_tracking.c (v7) */
+/* Port of ct_work_flush(), kernel/context_tracking.c, deferral series v7 24/31 */
 static noinstr void ct_work_flush(unsigned long seq)
 {
 	seq = (seq & CT_WORK_MASK) >> CT_WORK_START;
@@ -114,7 +150,7 @@ static noinstr void ct_work_flush(unsigned long seq)
 	}
 }
 
-/* Port of ct_state_inc_clear_work(), kernel/context_tracking.c (v7) */
+/* Port of ct_state_inc_clear_work(), kernel/context_tracking.c, deferral series v7 24/31 */
 static __always_inline unsigned long ct_state_inc_clear_work(int incby)
 {
 	struct context_tracking *ct = ct_this();
@@ -131,11 +167,9 @@ static __always_inline unsigned long ct_state_inc_clear_work(int incby)
 	return new_state;
 }
 
-/* Port of ct_kernel_exit_state(), kernel/context_tracking.c (v7) */
-static __always_inline void ct_kernel_exit_state(int offset)
+/* Port of ct_kernel_exit_state(), kernel/context_tracking.c, v7.3 */
+static noinstr void ct_kernel_exit_state(int offset)
 {
-	int seq;
-
 	/* userspace: the model learns that this CPU stops fetching instrumentable text */
 	kshim::xmcEqsEnter();
 	/*
@@ -143,15 +177,15 @@ static __always_inline void ct_kernel_exit_state(int offset)
 	 * ordered before it leaves RCU's sight, and pending work bits go
 	 * with it (they were flushed at entry).
 	 */
-	seq = ct_state_inc_clear_work(offset);
-	/* Now in an extended quiescent state. */
-	WARN_ON_ONCE(seq & CT_RCU_WATCHING);
+	WARN_ON_ONCE(IS_ENABLED(CONFIG_RCU_EQS_DEBUG) && !rcu_is_watching_curr_cpu());
+	/* series v7 24/31: the work bits cleared with the same RMW */
+	(void)ct_state_inc_clear_work(offset);
 }
 
-/* Port of ct_kernel_enter_state(), kernel/context_tracking.c (v7) */
-static __always_inline void ct_kernel_enter_state(int offset)
+/* Port of ct_kernel_enter_state(), kernel/context_tracking.c, v7.3 */
+static noinstr void ct_kernel_enter_state(int offset)
 {
-	unsigned long seq;
+	int seq;
 
 	/*
 	 * The fully ordered add makes this CPU visible as watching; a remote
@@ -161,81 +195,115 @@ static __always_inline void ct_kernel_enter_state(int offset)
 	seq = ct_state_inc(offset);
 	/* userspace: torture delay injection, the window between entry and the flush */
 	torture_delay(kshim::TortureDelay::EntryBeforeFlush);
-	if (!BUSTED(SKIP_ENTRY_FLUSH))
-		ct_work_flush(seq);
+	/* series v7 24/31: run the work deferred while this CPU was away */
+	if (!BUSTED(SKIP_ENTRY_FLUSH))	/* userspace: BUSTED, the flush deleted */
+		ct_work_flush(seq);	/* series v7 24/31 */
 	/* userspace: pokelab-catchup (v8 RFC) serialises on every entry from an EQS */
 	if (ct_defer_policy == CT_DEFER_CATCHUP && ct_this()->active) {
 		arch_context_tracking_work(CT_WORK_SYNC);
 		this_cpu_inc(ct_work_flushed);
 	}
-	WARN_ON_ONCE(!(seq & CT_RCU_WATCHING));
+	WARN_ON_ONCE(IS_ENABLED(CONFIG_RCU_EQS_DEBUG) && !(seq & CT_RCU_WATCHING));
 }
 
-/* Port of ct_kernel_exit(), kernel/context_tracking.c */
+/* Port of ct_kernel_exit(), kernel/context_tracking.c, v7.3 */
 static noinstr void ct_kernel_exit(bool user, int offset)
 {
-	struct context_tracking *ct = ct_this();
+	struct context_tracking *ct = this_cpu_ptr(&context_tracking);
 
-	(void)user;
 	WARN_ON_ONCE(ct_nmi_nesting() != CT_NESTING_IRQ_NONIDLE);
 	WRITE_ONCE(ct->nmi_nesting, 0);
-	WARN_ON_ONCE(ct_nesting() == 0);
+	WARN_ON_ONCE(IS_ENABLED(CONFIG_RCU_EQS_DEBUG) &&
+		     ct_nesting() == 0);
 	if (ct_nesting() != 1) {
 		/* Still watched: only the nesting changes. */
 		ct->nesting--;
 		return;
 	}
 
+	instrumentation_begin();
 	lockdep_assert_irqs_disabled();
+	trace_rcu_watching(TPS("End"), ct_nesting(), 0, ct_rcu_watching());
+	/* userspace: no tasks: no idle-task check, no preempt-RCU QS to report (liburcu QSBR) */
+	(void)user;
+
+	/* the instrumentation the noinstr ct_kernel_exit_state() cannot carry */
+	instrument_atomic_write(&ct->state, sizeof(ct->state));
+
+	instrumentation_end();
 	WRITE_ONCE(ct->nesting, 0);
 	ct_kernel_exit_state(offset);
+	rcu_task_exit();
 }
 
-/* Port of ct_kernel_enter(), kernel/context_tracking.c */
+/* Port of ct_kernel_enter(), kernel/context_tracking.c, v7.3 */
 static noinstr void ct_kernel_enter(bool user, int offset)
 {
-	struct context_tracking *ct = ct_this();
+	struct context_tracking *ct = this_cpu_ptr(&context_tracking);
 	long oldval;
 
-	(void)user;
-	WARN_ON_ONCE(!irqs_disabled());
+	WARN_ON_ONCE(IS_ENABLED(CONFIG_RCU_EQS_DEBUG) && !raw_irqs_disabled());
 	oldval = ct_nesting();
-	WARN_ON_ONCE(oldval < 0);
+	WARN_ON_ONCE(IS_ENABLED(CONFIG_RCU_EQS_DEBUG) && oldval < 0);
 	if (oldval) {
 		/* Already watched: only the nesting changes. */
 		ct->nesting++;
 		return;
 	}
+	rcu_task_enter();
 	ct_kernel_enter_state(offset);
+	instrumentation_begin();
+
+	/* the instrumentation the noinstr ct_kernel_enter_state() cannot carry */
+	instrument_atomic_write(&ct->state, sizeof(ct->state));
+
+	trace_rcu_watching(TPS("Start"), ct_nesting(), 1, ct_rcu_watching());
+	/* userspace: no tasks, so no idle task to check for */
+	(void)user;
 	WRITE_ONCE(ct->nesting, 1);
 	WARN_ON_ONCE(ct_nmi_nesting());
 	WRITE_ONCE(ct->nmi_nesting, CT_NESTING_IRQ_NONIDLE);
+	instrumentation_end();
 }
 
-/* Port of ct_nmi_exit(), kernel/context_tracking.c */
+/* Port of ct_nmi_exit(), kernel/context_tracking.c, v7.3 */
 noinstr void ct_nmi_exit(void)
 {
-	struct context_tracking *ct = ct_this();
+	struct context_tracking *ct = this_cpu_ptr(&context_tracking);
 
+	instrumentation_begin();
 	WARN_ON_ONCE(ct_nmi_nesting() <= 0);
 	WARN_ON_ONCE(!rcu_is_watching_curr_cpu());
 
 	/* Not the outermost interrupt of an EQS: stay watched. */
 	if (ct_nmi_nesting() != 1) {
-		WRITE_ONCE(ct->nmi_nesting, ct_nmi_nesting() - 2);
+		trace_rcu_watching(TPS("--="), ct_nmi_nesting(), ct_nmi_nesting() - 2,
+				   ct_rcu_watching());
+		WRITE_ONCE(ct->nmi_nesting,
+			   ct_nmi_nesting() - 2);
+		instrumentation_end();
 		return;
 	}
 
 	/* The outermost interrupt of an EQS returns: back to it. */
+	trace_rcu_watching(TPS("Endirq"), ct_nmi_nesting(), 0, ct_rcu_watching());
 	WRITE_ONCE(ct->nmi_nesting, 0);
+
+	/* the instrumentation the noinstr ct_kernel_exit_state() cannot carry */
+	instrument_atomic_write(&ct->state, sizeof(ct->state));
+	instrumentation_end();
+
 	ct_kernel_exit_state(CT_RCU_WATCHING);
+
+	if (!in_nmi())
+		rcu_task_exit();
 }
 
-/* Port of ct_nmi_enter(), kernel/context_tracking.c */
+/* Port of ct_nmi_enter(), kernel/context_tracking.c, v7.3 */
 noinstr void ct_nmi_enter(void)
 {
 	long incby = 2;
-	struct context_tracking *ct = ct_this();
+	struct context_tracking *ct = this_cpu_ptr(&context_tracking);
 
 	WARN_ON_ONCE(ct_nmi_nesting() < 0);
 
@@ -245,39 +313,59 @@ noinstr void ct_nmi_enter(void)
 	 * EQS"; otherwise count 2.
 	 */
 	if (!rcu_is_watching_curr_cpu()) {
+
+		if (!in_nmi())
+			rcu_task_enter();
+
 		ct_kernel_enter_state(CT_RCU_WATCHING);
+
+		instrumentation_begin();
+		/* the noinstr reads and writes of the state word, for KCSAN/KASAN */
+		instrument_atomic_read(&ct->state, sizeof(ct->state));
+		instrument_atomic_write(&ct->state, sizeof(ct->state));
+
 		incby = 1;
+	} else if (!in_nmi()) {
+		instrumentation_begin();
+		/* userspace: no tick for RCU to restart (rcu_irq_enter_check_tick()) */
+	} else  {
+		instrumentation_begin();
 	}
 
-	WRITE_ONCE(ct->nmi_nesting, ct_nmi_nesting() + incby);
+	trace_rcu_watching(incby == 1 ? TPS("Startirq") : TPS("++="),
+			   ct_nmi_nesting(),
+			   ct_nmi_nesting() + incby, ct_rcu_watching());
+	instrumentation_end();
+	WRITE_ONCE(ct->nmi_nesting,
+		   ct_nmi_nesting() + incby);
 	barrier();
 }
 
-/* Port of ct_idle_enter(), kernel/context_tracking.c */
+/* Port of ct_idle_enter(), kernel/context_tracking.c, v7.3 */
 noinstr void ct_idle_enter(void)
 {
-	WARN_ON_ONCE(!irqs_disabled());
+	WARN_ON_ONCE(IS_ENABLED(CONFIG_RCU_EQS_DEBUG) && !raw_irqs_disabled());
 	ct_kernel_exit(false, CT_RCU_WATCHING + CT_STATE_IDLE);
 }
 
-/* Port of ct_idle_exit(), kernel/context_tracking.c */
+/* Port of ct_idle_exit(), kernel/context_tracking.c, v7.3 */
 noinstr void ct_idle_exit(void)
 {
 	unsigned long flags;
 
-	local_irq_save(flags);
+	raw_local_irq_save(flags);
 	ct_kernel_enter(false, CT_RCU_WATCHING - CT_STATE_IDLE);
-	local_irq_restore(flags);
+	raw_local_irq_restore(flags);
 }
 
-/* Port of ct_irq_enter(), kernel/context_tracking.c */
+/* Port of ct_irq_enter(), kernel/context_tracking.c, v7.3 */
 noinstr void ct_irq_enter(void)
 {
 	lockdep_assert_irqs_disabled();
 	ct_nmi_enter();
 }
 
-/* Port of ct_irq_exit(), kernel/context_tracking.c */
+/* Port of ct_irq_exit(), kernel/context_tracking.c, v7.3 */
 noinstr void ct_irq_exit(void)
 {
 	lockdep_assert_irqs_disabled();
@@ -302,12 +390,13 @@ static __always_inline void context_tracking_recursion_exit(void)
 	__atomic_sub_fetch(&ct_this()->recursion, 1, __ATOMIC_RELAXED);
 }
 
-/* Port of __ct_user_enter(), kernel/context_tracking.c */
+/* Port of __ct_user_enter(), kernel/context_tracking.c, v7.3 */
 noinstr void __ct_user_enter(enum ctx_state state)
 {
-	struct context_tracking *ct = ct_this();
-
+	struct context_tracking *ct = this_cpu_ptr(&context_tracking);
 	lockdep_assert_irqs_disabled();
+
+	/* userspace: no tasks, so no kernel thread without an mm to warn about */
 
 	if (!context_tracking_recursion_enter())
 		return;
@@ -317,26 +406,39 @@ noinstr void __ct_user_enter(enum ctx_state state)
 			if (state == CT_STATE_USER) {
 				instrumentation_begin();
 				trace_user_enter(0);
+				/* userspace: no vtime_user_enter() (CONFIG_VIRT_CPU_ACCOUNTING_GEN off) */
+
 				instrumentation_end();
 			}
+			/* generic entry reschedules on its own: rcu_irq_work_resched() is empty */
+			rcu_irq_work_resched();
+
 			/* RCU stops watching: the CPU leaves for user space. */
 			ct_kernel_exit(true, CT_RCU_WATCHING + state);
+
+			/* user <-> kernel tracking for vtime alone: not pokelab's configuration */
+			if (!IS_ENABLED(CONFIG_CONTEXT_TRACKING_IDLE))
+				raw_atomic_set(&ct->state, state);
 		} else {
 			/*
 			 * Not isolated: keep the state for accounting, but RCU
 			 * keeps watching. A plain add is enough: only the
 			 * watching counter needs full ordering.
 			 */
-			atomic_add(state, &ct->state);
+			if (!IS_ENABLED(CONFIG_CONTEXT_TRACKING_IDLE)) {
+				raw_atomic_set(&ct->state, state);
+			} else {
+				raw_atomic_add(state, &ct->state);
+			}
 		}
 	}
 	context_tracking_recursion_exit();
 }
 
-/* Port of __ct_user_exit(), kernel/context_tracking.c */
+/* Port of __ct_user_exit(), kernel/context_tracking.c, v7.3 */
 noinstr void __ct_user_exit(enum ctx_state state)
 {
-	struct context_tracking *ct = ct_this();
+	struct context_tracking *ct = this_cpu_ptr(&context_tracking);
 
 	if (!context_tracking_recursion_enter())
 		return;
@@ -347,11 +449,21 @@ noinstr void __ct_user_exit(enum ctx_state state)
 			ct_kernel_enter(true, CT_RCU_WATCHING - state);
 			if (state == CT_STATE_USER) {
 				instrumentation_begin();
+				/* userspace: no vtime_user_exit() (CONFIG_VIRT_CPU_ACCOUNTING_GEN off) */
+
 				trace_user_exit(0);
 				instrumentation_end();
 			}
+
+			if (!IS_ENABLED(CONFIG_CONTEXT_TRACKING_IDLE))
+				raw_atomic_set(&ct->state, CT_STATE_KERNEL);
+
 		} else {
-			atomic_sub(state, &ct->state);
+			if (!IS_ENABLED(CONFIG_CONTEXT_TRACKING_IDLE)) {
+				raw_atomic_set(&ct->state, CT_STATE_KERNEL);
+			} else {
+				raw_atomic_sub(state, &ct->state);
+			}
 		}
 	}
 	context_tracking_recursion_exit();
@@ -376,8 +488,9 @@ void ct_user_exit(enum ctx_state state)
 }
 
 /*
- * Port of ct_set_cpu_work(), kernel/context_tracking.c: v7 by default, v5's
- * form under pokelab.ct_defer=v5.
+ * Port of ct_set_cpu_work(), kernel/context_tracking.c, deferral series v7
+ * 24/31 by default; v5's form under pokelab.ct_defer=v5, v8 RFC 09/10's
+ * under v8.
  */
 bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 {

@@ -134,8 +134,9 @@ static __always_inline bool rcu_is_watching_curr_cpu(void)
 	return atomic_read(&ct_this()->state) & CT_RCU_WATCHING;
 }
 
-/* Port of ct_state_inc(), include/linux/context_tracking_state.h: fully ordered. */
-static __always_inline int ct_state_inc(int incby)
+/* Port of ct_state_inc(), include/linux/context_tracking.h, v7.3: fully ordered. */
+static __always_inline unsigned long ct_state_inc(int incby)
 {
+	/* userspace: a per-CPU member's address is taken through the CPU's own slot */
 	return raw_atomic_add_return(incby, &ct_this()->state);
 }

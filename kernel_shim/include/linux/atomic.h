@@ -253,6 +253,8 @@ static __always_inline bool atomic_inc_not_zero(atomic_t *v)
 #define raw_atomic_read atomic_read
 #define raw_atomic_set atomic_set
 #define raw_atomic_inc atomic_inc
+#define raw_atomic_add atomic_add
+#define raw_atomic_sub atomic_sub
 #define raw_atomic_dec atomic_dec
 #define raw_atomic_add_return atomic_add_return
 #define raw_atomic_inc_not_zero atomic_inc_not_zero

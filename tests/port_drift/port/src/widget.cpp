@@ -102,6 +102,27 @@ void widget_kick(struct widget *w)
 		widget_sync_now(w);
 }
 
+/* Port of widget_wake(), kernel/widget.c, v9.1, with series v2 3/7's deferral */
+void widget_wake(struct widget *w)
+{
+	/* series v2 3/7: skip a sleeping widget */
+	if (widget_can_defer(w))
+		return;
+	widget_sync(w);
+}
+
+/* Port of widget_defer(), kernel/widget.c, series v2 3/7 */
+bool widget_defer(struct widget *w)
+{
+	return !w->awake;
+}
+
+/* Port of widget_old_lock(), kernel/widget.c, v8.2 */
+void widget_old_lock(void)
+{
+	mutex_lock(&widget_lock);
+}
+
 /* Port of the widget table's locking rules, kernel/widget.c */
 static std::mutex table_lock;
 

@@ -85,4 +85,9 @@ void widget_kick(struct widget *w)
 		widget_sync(w);
 }
 
+void widget_wake(struct widget *w)
+{
+	widget_sync(w);
+}
+
 #define WIDGET_CHECK(w)	WARN_ON(!(w)->refs)
