@@ -84,10 +84,14 @@ static __always_inline void cpuid_serialize(void)
 	kshim::cpuSerialised(seq);
 }
 
-/* Port of sync_core(), arch/x86/include/asm/sync_core.h */
+/*
+ * Port of sync_core(), arch/x86/include/asm/sync_core.h, v7.3. The feature
+ * test is CPUID's bit itself: the shim sits below alternative/'s
+ * boot_cpu_data, so clearcpuid=serialize does not reach sync_core().
+ */
 static __always_inline void sync_core(void)
 {
-	if (kshim::cpuHasSerialize) {
+	if (kshim::cpuHasSerialize) {	/* userspace: CPUID's bit: no boot_cpu_data here */
 		serialize();
 		return;
 	}
