@@ -3,8 +3,8 @@
  * Live text patching: text_poke(), the three-phase INT3 batch and its trap
  * handler.
  *
- * Port of arch/x86/kernel/alternative.c, v6.16 (the text_poke and
- * smp_text_poke_* parts).
+ * Port of arch/x86/kernel/alternative.c, v7.3 (the text_poke and
+ * smp_text_poke_* parts), with the deferral series v7 25/31.
  *
  * Deviations (each marked "userspace:" below):
  *  - text_poke() writes through /proc/self/mem instead of a temporary mm:
@@ -58,6 +58,20 @@
 #include <pokelab/text_alias.h>
 #include "text_poke_array.h"
 #include <linux/membarrier.h>
+
+/*
+ * userspace: the kernel's helpers of linux/minmax.h, linux/mm.h and
+ * linux/compiler.h that the shim's headers lack, for the ports below.
+ */
+#ifndef min_t
+#define min_t(type, x, y)	std::min<type>((x), (y))
+#endif
+#ifndef offset_in_page
+#define offset_in_page(p)	((unsigned long)(p) & (PAGE_SIZE - 1))
+#endif
+#ifndef OPTIMIZER_HIDE_VAR
+#define OPTIMIZER_HIDE_VAR(var)	__asm__ ("" : "=r" (var) : "0" (var))
+#endif
 
 DEFINE_MUTEX(text_mutex);
 
@@ -135,20 +149,19 @@ static DEFINE_PER_CPU(unsigned long, syncs_deferred);	/* syncs deferred to this 
 /* userspace: /proc/self/mem, opened at boot; the writable alias of all text */
 static int text_poke_fd = -1;
 
-/* Port of text_poke_memcpy(), arch/x86/kernel/alternative.c */
-static void *text_poke_memcpy(void *dst, const void *src, size_t len)
+/*
+ * userspace: text_poke_memcpy()'s write. @dst is the text address itself.
+ * The program's own text is written through its rw- memfd view
+ * (text_alias.h), the part of text_poke_mm; other text (execmem pages), and
+ * all of it with pokelab.poke=procmem, by pwrite() on /proc/self/mem, which
+ * makes the host kernel write the page through its own mapping. Each
+ * chunk's old and new bytes go to the cross-modifying-code model once they
+ * are in memory.
+ */
+static void text_poke_alias_write(void *dst, const void *src, size_t len)
 {
 	size_t done = 0;
 
-	/*
-	 * userspace: @dst is the text address itself. The program's own text
-	 * is written through its rw- memfd view (text_alias.h), the part of
-	 * text_poke_mm; other text (execmem pages), and all of it with
-	 * pokelab.poke=procmem, by pwrite() on /proc/self/mem, which makes
-	 * the host kernel write the page through its own mapping. Each
-	 * chunk's old and new bytes go to the cross-modifying-code model once
-	 * they are in memory.
-	 */
 	while (done < len) {
 		u8 before[256];
 		unsigned long at = (unsigned long)dst + done;
@@ -171,35 +184,66 @@ static void *text_poke_memcpy(void *dst, const void *src, size_t len)
 		trace_pokelab_text_poke((const char *)dst + done, (const char *)src + done, n);
 		done += n;
 	}
-	return dst;
 }
 
-/* Port of __text_poke(), arch/x86/kernel/alternative.c, v6.16 */
-static void *__text_poke(void *(*func)(void *, const void *, size_t), void *addr, const void *src,
-			 size_t len)
+/* userspace: text_poke_memset()'s fill: memset() cannot reach the alias, a filled buffer can */
+static void text_poke_alias_fill(void *dst, int c, size_t len)
 {
+	u8 buf[256];
+	size_t done = 0;
+
+	memset(buf, c, sizeof(buf));
+	while (done < len) {
+		size_t n = std::min(len - done, sizeof(buf));
+
+		text_poke_alias_write((char *)dst + done, buf, n);
+		done += n;
+	}
+}
+
+/* Port of text_poke_memcpy(), arch/x86/kernel/alternative.c, v7.3 */
+static void text_poke_memcpy(void *dst, const void *src, size_t len)
+{
+	text_poke_alias_write(dst, src, len);	/* userspace: no LASS; through the alias */
+}
+
+/* Port of text_poke_memset(), arch/x86/kernel/alternative.c, v7.3 */
+static void text_poke_memset(void *dst, const void *src, size_t len)
+{
+	int c = *(const int *)src;
+
+	text_poke_alias_fill(dst, c, len);	/* userspace: no LASS; through the alias */
+}
+
+typedef void text_poke_f(void *dst, const void *src, size_t len);
+
+/* Port of __text_poke(), arch/x86/kernel/alternative.c, v7.3 */
+static void *__text_poke(text_poke_f func, void *addr, const void *src, size_t len)
+{
+	/* userspace: no struct page, PTE or temporary mm: @func writes through the alias */
+
 	unsigned long flags;
 
-	/* userspace: no page-table work; text_poke_fd is the temporary mapping */
-	BUG_ON(text_poke_fd < 0);
-	BUG_ON(len > 2 * PAGE_SIZE);
+	BUG_ON(text_poke_fd < 0);	/* userspace: the alias writer, opened at boot */
+	BUG_ON(len > 2 * PAGE_SIZE);	/* userspace: the two pages the two PTEs would map */
 
 	local_irq_save(flags);
 
-	func(addr, src, len);
-	__atomic_fetch_add(&poke_stats.pokes, 1, __ATOMIC_RELAXED);
+	func(addr, src, len);	/* userspace: @func finds @addr's alias itself */
+	__atomic_fetch_add(&poke_stats.pokes, 1, __ATOMIC_RELAXED);	/* userspace: report */
 
 	/*
 	 * userspace: the CR3 write of unuse_temporary_mm() is what serialises
 	 * this CPU in the kernel; a return from pwrite() need not (SYSRET is
 	 * not serialising), so sync_core() stands in for it here. It is a
-	 * compiler barrier too.
+	 * compiler barrier too. No TLB entry of the alias is left to flush.
 	 */
 	sync_core();
 
-	/* What we read back must be what we wrote (text_poke_set() checks nothing). */
-	if (func == text_poke_memcpy)
+	if (func == text_poke_memcpy) {
+		/* What we read back must be what we wrote (text_poke_set() checks nothing). */
 		BUG_ON(memcmp(addr, src, len));
+	}
 
 	local_irq_restore(flags);
 	torture_delay(kshim::TortureDelay::TextWrite);	/* userspace: between a batch's writes */
@@ -220,25 +264,7 @@ void *text_poke_kgdb(void *addr, const void *opcode, size_t len)
 	return __text_poke(text_poke_memcpy, addr, opcode, len);
 }
 
-/* Port of text_poke_memset(), arch/x86/kernel/alternative.c */
-static void *text_poke_memset(void *dst, const void *src, size_t len)
-{
-	int c = *(const int *)src;
-	u8 buf[256];
-	size_t done = 0;
-
-	/* userspace: memset() cannot reach the alias; copy a filled buffer through it */
-	memset(buf, c, sizeof(buf));
-	while (done < len) {
-		size_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
-
-		text_poke_memcpy((char *)dst + done, buf, n);
-		done += n;
-	}
-	return dst;
-}
-
-/* Port of text_poke_copy_locked(), arch/x86/kernel/alternative.c */
+/* Port of text_poke_copy_locked(), arch/x86/kernel/alternative.c, v7.3 */
 void *text_poke_copy_locked(void *addr, const void *opcode, size_t len, bool core_ok)
 {
 	unsigned long start = (unsigned long)addr;
@@ -249,8 +275,11 @@ void *text_poke_copy_locked(void *addr, const void *opcode, size_t len, bool cor
 
 	while (patched < len) {
 		unsigned long ptr = start + patched;
-		size_t s = std::min<size_t>(PAGE_SIZE * 2 - (ptr & (PAGE_SIZE - 1)), len - patched);
+		size_t s;
 
+		s = min_t(size_t, PAGE_SIZE * 2 - offset_in_page(ptr), len - patched);
+
+		/* userspace: the cast, C++ has no arithmetic on void * */
 		__text_poke(text_poke_memcpy, (void *)ptr, (const char *)opcode + patched, s);
 		patched += s;
 	}
@@ -266,7 +295,7 @@ void *text_poke_copy(void *addr, const void *opcode, size_t len)
 	return addr;
 }
 
-/* Port of text_poke_set(), arch/x86/kernel/alternative.c */
+/* Port of text_poke_set(), arch/x86/kernel/alternative.c, v7.3 */
 void *text_poke_set(void *addr, int c, size_t len)
 {
 	unsigned long start = (unsigned long)addr;
@@ -278,9 +307,11 @@ void *text_poke_set(void *addr, int c, size_t len)
 	mutex_lock(&text_mutex);
 	while (patched < len) {
 		unsigned long ptr = start + patched;
-		size_t s = std::min<size_t>(PAGE_SIZE * 2 - (ptr & (PAGE_SIZE - 1)), len - patched);
+		size_t s;
 
-		__text_poke(text_poke_memset, (void *)ptr, &c, s);
+		s = min_t(size_t, PAGE_SIZE * 2 - offset_in_page(ptr), len - patched);
+
+		__text_poke(text_poke_memset, (void *)ptr, (void *)&c, s);
 		patched += s;
 	}
 	mutex_unlock(&text_mutex);
@@ -363,10 +394,10 @@ void pokelab_text_poke_early_write(void *addr, const void *opcode, size_t len)
 	pokelab_text_poke_early_written();
 }
 
-/* Port of do_sync_core(), arch/x86/kernel/alternative.c */
-void do_sync_core(void *info)
+/* Port of do_sync_core(), arch/x86/kernel/alternative.c, v7.3 */
+/* Not static: dladdr() names it in the CSD trace. */
+void do_sync_core(void *info __maybe_unused)
 {
-	(void)info;
 	if (!BUSTED(EMPTY_DO_SYNC_CORE))	/* userspace: BUSTED, the IPI that serialises nothing */
 		sync_core();
 	this_cpu_inc(sync_core_runs);	/* userspace: report counter */
@@ -415,9 +446,14 @@ static void __smp_text_poke_sync_each_cpu(smp_cond_func_t cond_func)
 	kshim::xmcSyncRoundDone();	/* userspace: a bare text_poke()'s operation ends here */
 }
 
-/* Port of smp_text_poke_sync_each_cpu(), arch/x86/kernel/alternative.c */
+/* Port of smp_text_poke_sync_each_cpu(), arch/x86/kernel/alternative.c, v7.3 */
 void smp_text_poke_sync_each_cpu(void)
 {
+	/*
+	 * userspace: on_each_cpu(do_sync_core, NULL, 1) through the helper
+	 * that holds pokelab.sync=membarrier's back-end, the round count and
+	 * the model's end of a round (no cond: every CPU gets the IPI)
+	 */
 	__smp_text_poke_sync_each_cpu(NULL);
 }
 
@@ -427,33 +463,43 @@ void smp_text_poke_sync_each_cpu_deferrable(void)
 	__smp_text_poke_sync_each_cpu(do_sync_core_defer_cond);
 }
 
-/* Port of text_opcode_size(), arch/x86/include/asm/text-patching.h */
+/* Port of text_opcode_size(), arch/x86/include/asm/text-patching.h, v7.3 */
 int text_opcode_size(u8 opcode)
 {
+	int size = 0;
+
+#define __CASE(insn)	\
+	case insn##_INSN_OPCODE: size = insn##_INSN_SIZE; break
+
 	switch (opcode) {
-	case INT3_INSN_OPCODE:
-		return INT3_INSN_SIZE;
-	case RET_INSN_OPCODE:
-		return RET_INSN_SIZE;
-	case CALL_INSN_OPCODE:
-		return CALL_INSN_SIZE;
-	case JMP32_INSN_OPCODE:
-		return JMP32_INSN_SIZE;
-	case JMP8_INSN_OPCODE:
-		return JMP8_INSN_SIZE;
+	__CASE(INT3);
+	__CASE(RET);
+	__CASE(CALL);
+	__CASE(JMP32);
+	__CASE(JMP8);
 	}
-	return 0;
+
+#undef __CASE
+
+	return size;
 }
 
-/* Port of __text_gen_insn(), arch/x86/include/asm/text-patching.h */
+/* Port of __text_gen_insn(), arch/x86/include/asm/text-patching.h, v7.3 */
 void __text_gen_insn(void *buf, u8 opcode, const void *addr, const void *dest, int size)
 {
-	union text_poke_insn *insn = (union text_poke_insn *)buf;
+	union text_poke_insn *insn = (union text_poke_insn *)buf;	/* userspace: C++ cast */
 
 	BUG_ON(size < text_opcode_size(opcode));
 
+	/* Keep the compiler from folding the code addresses into constants. */
+	OPTIMIZER_HIDE_VAR(insn);
+	OPTIMIZER_HIDE_VAR(addr);
+	OPTIMIZER_HIDE_VAR(dest);
+
 	insn->opcode = opcode;
+
 	if (size > 1) {
+		/* userspace: addr + size as a sum of longs, C++ has no arithmetic on void * */
 		insn->disp = (long)dest - (long)(addr) - size;
 		if (size == 2) {
 			/* A JMP8 whose target does not fit a signed byte cannot exist. */
@@ -603,12 +649,19 @@ static void text_poke_array_refs_drain(void)
  * site is no longer INT3, the batch is over: restart at the site, which now
  * holds the new instruction (sigreturn serialises). The IPI back-end never
  * gets here with a removed INT3.
+ *
+ * @ip is the handler's: NULL when there was no array to take, the trap
+ * site when no entry of the array was found for it, past the site when one
+ * was. A found entry the handler declines (its new byte is INT3, somebody
+ * else's to handle) stays declined here: the trap goes on to do_int3(), and
+ * the model notes the decline.
  */
-static __always_inline int text_poke_int3_gone(struct pt_regs *regs)
+static __always_inline int text_poke_int3_gone(struct pt_regs *regs, const char *ip)
 {
 	const u8 *site = (const u8 *)regs->ip - INT3_INSN_SIZE;
 
-	if (!text_poke_sync_membarrier || READ_ONCE(*site) == INT3_INSN_OPCODE)
+	if (!text_poke_sync_membarrier || (ip && ip != (const char *)site) ||
+	    READ_ONCE(*site) == INT3_INSN_OPCODE)
 		return 0;
 	regs->ip = (unsigned long)site;
 	return 1;
@@ -620,7 +673,7 @@ void text_poke_count_int3_emulated(void)
 }
 
 /*
- * Port of smp_text_poke_int3_handler(), arch/x86/kernel/alternative.c, v6.16.
+ * Port of smp_text_poke_int3_handler(), arch/x86/kernel/alternative.c, v7.3.
  * Runs in the SIGTRAP handler: nothing here allocates, locks, logs, or runs
  * code that a batch could be patching.
  */
@@ -628,7 +681,7 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 {
 	struct smp_text_poke_loc *tpl;
 	int ret = 0;
-	char *ip;
+	char *ip;	/* userspace: char *, C++ has no arithmetic on void * */
 
 	/* userspace: test-only legacy descriptor mode, see poke_int3_handler() */
 	if (unlikely(pokelab_bugs.legacy_desc))
@@ -652,11 +705,11 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 
 	torture_delay(kshim::TortureDelay::Int3BeforeRef);	/* userspace */
 	if (!try_get_text_poke_array())
-		return text_poke_int3_gone(regs);
+		return text_poke_int3_gone(regs, NULL);	/* userspace: a late trap, membarrier */
 	torture_delay(kshim::TortureDelay::Int3AfterRef);	/* userspace */
 
 	/* The trap reports the byte after the INT3. */
-	ip = (char *)regs->ip - INT3_INSN_SIZE;
+	ip = (char *)regs->ip - INT3_INSN_SIZE;	/* userspace: C++ cast */
 
 	/* A one-site batch needs no search. */
 	if (unlikely(text_poke_array.nr_entries > 1)) {
@@ -665,11 +718,11 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 			text_poke_array.nr_entries - BUSTED(HANDLER_MISS_LAST), /* userspace: BUSTED */
 			sizeof(struct smp_text_poke_loc), patch_cmp);
 		if (!tpl)
-			goto out_gone;
+			goto out_put;
 	} else {
 		tpl = text_poke_array.vec;
 		if (text_poke_addr(tpl) != ip)
-			goto out_gone;
+			goto out_put;
 	}
 
 	ip += tpl->len;
@@ -684,11 +737,12 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 		break;
 
 	case CALL_INSN_OPCODE:
-		if (BUSTED(CALL_AS_JMP)) {	/* userspace: BUSTED, no return address pushed */
+		/* userspace: BUSTED, no return address pushed */
+		if (BUSTED(CALL_AS_JMP)) {
 			int3_emulate_jmp(regs, (long)ip + tpl->disp);
 			break;
 		}
-		int3_emulate_call(regs, (long)ip + tpl->disp);
+		int3_emulate_call(regs, (long)ip, (long)ip + tpl->disp);
 		break;
 
 	case JMP32_INSN_OPCODE:
@@ -709,11 +763,7 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 
 out_put:
 	put_text_poke_array();
-	return ret;
-
-out_gone:
-	put_text_poke_array();
-	return text_poke_int3_gone(regs);
+	return ret ?: text_poke_int3_gone(regs, ip);	/* userspace: a late trap, as above */
 }
 
 /*
@@ -764,11 +814,23 @@ static void trace_text_poke_batch_end(void)
 	kshim::xmcOpEnd();
 }
 
-/* Port of smp_text_poke_batch_finish(), arch/x86/kernel/alternative.c, v6.16 */
+/*
+ * userspace: the kernel builds without -Wsign-compare, and the batch's loops
+ * compare as upstream's do (an unsigned index against the int nr_entries,
+ * an int index against a size_t length).
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+
+/*
+ * Port of smp_text_poke_batch_finish(), arch/x86/kernel/alternative.c, v7.3,
+ * with the deferral series v7 25/31: the syncs may be deferred (cond) unless
+ * the batch touches noinstr text.
+ */
 void smp_text_poke_batch_finish(void)
 {
 	unsigned char int3 = INT3_INSN_OPCODE;
-	smp_cond_func_t cond = do_sync_core_defer_cond;
+	smp_cond_func_t cond = do_sync_core_defer_cond;	/* series v7 25/31: deferrable syncs */
 	unsigned int i;
 	int do_sync;
 	/* userspace: the efd608fa7403 replay's descriptor lives in this frame, as in v5.6 */
@@ -794,14 +856,13 @@ void smp_text_poke_batch_finish(void)
 
 	/* Phase 1: an INT3 on the first byte of every site. */
 	trace_text_poke_phase(1);	/* userspace */
-	for (i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
-		void *addr = text_poke_addr(&text_poke_array.vec[i]);
+	for (i = 0; i < text_poke_array.nr_entries; i++) {
+		void *addr = text_poke_addr(&text_poke_array.vec[i]);	/* series v7 25/31 */
 
 		/*
-		 * A CPU entering the kernel runs noinstr code before it can
-		 * flush deferred work: a batch touching noinstr text must reach
-		 * every CPU now, deferral or not (series v7, 25/31), in the
-		 * kernel's or a module's noinstr text.
+		 * series v7 25/31: a CPU entering the kernel runs noinstr code
+		 * before it can flush deferred work: a batch touching noinstr
+		 * text, the kernel's or a module's, must reach every CPU now.
 		 */
 		if ((is_kernel_noinstr_text((unsigned long)addr) ||
 		     (is_module_noinstr_text_address((unsigned long)addr) &&
@@ -809,12 +870,12 @@ void smp_text_poke_batch_finish(void)
 		    !BUSTED(DEFER_NOINSTR)) /* userspace: BUSTED */
 			cond = NULL;
 
-		text_poke_array.vec[i].old = *(u8 *)addr;
-		text_poke(addr, &int3, INT3_INSN_SIZE);
+		text_poke_array.vec[i].old = *(u8 *)text_poke_addr(&text_poke_array.vec[i]);
+		text_poke(text_poke_addr(&text_poke_array.vec[i]), &int3, INT3_INSN_SIZE);
 	}
 
 	if (!BUSTED(NO_SYNC_1))	/* userspace: BUSTED */
-		__smp_text_poke_sync_each_cpu(cond);
+		__smp_text_poke_sync_each_cpu(cond);	/* series v7 25/31: deferrable */
 
 	/* userspace: test-only hook, holds the batch with every INT3 armed */
 	if (unlikely(pokelab::batchAfterPhase1Probe))
@@ -822,12 +883,16 @@ void smp_text_poke_batch_finish(void)
 
 	/* Phase 2: every byte but the first, behind the INT3. */
 	trace_text_poke_phase(2);	/* userspace */
-	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
+	for (do_sync = 0, i = 0; i < text_poke_array.nr_entries; i++) {
+		/* userspace: no old[] bytes: only perf_event_text_poke() reads them */
+
 		u8 _new[TEXT_POKE_MAX_OPCODE_SIZE + 1];
-		const u8 *new_insn = text_poke_array.vec[i].text; /* userspace: "new" is a C++ keyword */
+		const u8 *new_insn = text_poke_array.vec[i].text; /* "new" is a C++ keyword */
 		int len = text_poke_array.vec[i].len;
 
 		if (len - INT3_INSN_SIZE > 0) {
+			/* userspace: no copy of the old tail, as above */
+
 			/* Jcc.d32: the 0x0f escape goes back in front */
 			if (len == 6) {
 				_new[0] = 0x0f;
@@ -844,6 +909,7 @@ void smp_text_poke_batch_finish(void)
 			if (BUSTED(TAIL_OVERRUN) && len < TEXT_POKE_MAX_OPCODE_SIZE + 1)
 				len++;
 
+			/* userspace: the cast, C++ has no arithmetic on void * */
 			text_poke((char *)text_poke_addr(&text_poke_array.vec[i]) + INT3_INSN_SIZE,
 				  new_insn + INT3_INSN_SIZE, len - INT3_INSN_SIZE);
 
@@ -852,13 +918,14 @@ void smp_text_poke_batch_finish(void)
 		/* userspace: no perf_event_text_poke(): pokelab has no perf ring to feed */
 	}
 
-	/* Only needed if some site had a tail. */
-	if (do_sync && !BUSTED(NO_SYNC_2))	/* userspace: BUSTED */
-		__smp_text_poke_sync_each_cpu(cond);
+	if (do_sync && !BUSTED(NO_SYNC_2)) {	/* userspace: BUSTED */
+		/* Only needed if some site had a tail. */
+		__smp_text_poke_sync_each_cpu(cond);	/* series v7 25/31: deferrable */
+	}
 
 	/* Phase 3: the first byte, which removes the INT3. */
 	trace_text_poke_phase(3);	/* userspace */
-	for (do_sync = 0, i = 0; i < (unsigned int)text_poke_array.nr_entries; i++) {
+	for (do_sync = 0, i = 0; i < text_poke_array.nr_entries; i++) {
 		u8 byte = text_poke_array.vec[i].text[0];
 
 		/* userspace: BUSTED, an off-by-one that leaves the last site's INT3 */
@@ -881,7 +948,7 @@ void smp_text_poke_batch_finish(void)
 		text_poke_array_refs_drain();
 
 	if (do_sync && !BUSTED(NO_SYNC_3))	/* userspace: BUSTED */
-		__smp_text_poke_sync_each_cpu(cond);
+		__smp_text_poke_sync_each_cpu(cond);	/* series v7 25/31: deferrable */
 
 	trace_text_poke_batch_synced();	/* userspace */
 
@@ -920,7 +987,7 @@ void text_poke_bad_insn(const void *addr, const void *bytes, size_t len, const c
 	}								\
 } while (0)
 
-/* Port of __smp_text_poke_batch_add(), arch/x86/kernel/alternative.c, v6.16 */
+/* Port of __smp_text_poke_batch_add(), arch/x86/kernel/alternative.c, v7.3 */
 /* userspace: not static, the bug replays (replay_text_poke.cpp) call it too */
 void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
 				      const void *emulate)
@@ -945,17 +1012,18 @@ void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
 
 	if (len == 6)
 		i = 1;
-	memcpy((void *)tpl->text, (const u8 *)opcode + i, len - i);
+	memcpy((void *)tpl->text, (const u8 *)opcode + i, len - i);	/* userspace: C++ cast */
 	if (!emulate)
 		emulate = opcode;
 
 	/* userspace: decode only the @len bytes we were given */
 	ret = insn_decode(&insn, emulate, len, INSN_MODE_KERN);
+	/* userspace: a BUG_ON() that names the site first, as do the others below */
 	TEXT_POKE_BUG_ON(ret < 0, addr, emulate, len, "cannot decode");
 
 	/* userspace: the kernel's s32 offset from _stext must hold our address too */
 	BUG_ON((char *)addr - _stext > INT_MAX || (char *)addr - _stext < INT_MIN);
-	tpl->rel_addr = (char *)addr - _stext;
+	tpl->rel_addr = (char *)addr - _stext;	/* userspace: C++ cast */
 	tpl->len = len;
 	tpl->opcode = insn.opcode.bytes[0];
 
@@ -969,12 +1037,14 @@ void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
 	case JMP32_INSN_OPCODE:
 	case JMP8_INSN_OPCODE:
 		/* Nothing runs after these, so the rest may be INT3 padding, and only that. */
-		for (i = insn.length; i < (int)len; i++)
+		/* userspace: TEXT_POKE_BUG_ON(), as above */
+		for (i = insn.length; i < len; i++)
 			TEXT_POKE_BUG_ON(tpl->text[i] != INT3_INSN_OPCODE, addr, opcode, len,
 					 "RET/JMP padded with something other than INT3");
 		break;
 
 	default:
+		/* userspace: TEXT_POKE_BUG_ON(), as above */
 		TEXT_POKE_BUG_ON(len != insn.length, addr, emulate, len,
 				 "length differs from the instruction's");
 	}
@@ -994,6 +1064,7 @@ void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
 	default: /* a NOP, or nothing we can emulate */
 		switch (len) {
 		case 2: /* NOP2, emulated as JMP8 +0 */
+			/* userspace: TEXT_POKE_BUG_ON(), as above */
 			TEXT_POKE_BUG_ON(memcmp(emulate, x86_nops[len], len), addr, emulate, len,
 					 "not NOP2");
 			tpl->opcode = JMP8_INSN_OPCODE;
@@ -1001,6 +1072,7 @@ void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
 			break;
 
 		case 5: /* NOP5, emulated as JMP32 +0 */
+			/* userspace: TEXT_POKE_BUG_ON(), as above */
 			TEXT_POKE_BUG_ON(memcmp(emulate, x86_nops[len], len), addr, emulate, len,
 					 "not NOP5");
 			tpl->opcode = JMP32_INSN_OPCODE;
@@ -1009,6 +1081,7 @@ void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
 
 		default:
 			/* Only NOP2 and NOP5 can be emulated (as JMP +0). */
+			/* userspace: the site named before the BUG(), as above */
 			text_poke_bad_insn(addr, emulate, len, "no emulation for this instruction");
 			BUG();
 		}
@@ -1016,7 +1089,9 @@ void __smp_text_poke_batch_add(void *addr, const void *opcode, size_t len,
 	}
 }
 
-/* Port of text_poke_addr_ordered(), arch/x86/kernel/alternative.c, v6.16 */
+#pragma GCC diagnostic pop
+
+/* Port of text_poke_addr_ordered(), arch/x86/kernel/alternative.c, v7.3 */
 static bool text_poke_addr_ordered(void *addr)
 {
 	WARN_ON_ONCE(!addr);
@@ -1025,18 +1100,18 @@ static bool text_poke_addr_ordered(void *addr)
 		return true;
 
 	/* The handler bisects the array: an address below the last one breaks the order. */
-	if ((char *)text_poke_addr(text_poke_array.vec + text_poke_array.nr_entries - 1) >
-	    (char *)addr)
+	if (text_poke_addr(text_poke_array.vec + text_poke_array.nr_entries - 1) > addr)
 		return false;
 
 	return true;
 }
 
-/* Port of smp_text_poke_batch_add(), arch/x86/kernel/alternative.c, v6.16 */
+/* Port of smp_text_poke_batch_add(), arch/x86/kernel/alternative.c, v7.3 */
 void smp_text_poke_batch_add(void *addr, const void *opcode, size_t len, const void *emulate)
 {
+	/* userspace: the braces hold the implicit flushes' count, for the batch-rule tests */
 	if (text_poke_array.nr_entries == TEXT_POKE_ARRAY_MAX || !text_poke_addr_ordered(addr)) {
-		poke_stats.implicitFlushes++;	/* userspace: counted for the batch-rule tests */
+		poke_stats.implicitFlushes++;
 		smp_text_poke_batch_finish();
 	}
 	/* userspace: bug replay, the strict length check of before 26c44b776dba */

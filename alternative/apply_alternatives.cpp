@@ -736,7 +736,7 @@ static int int3_exception_notify(struct notifier_block *self, unsigned long val,
 		regs->ip += CALL_INSN_SIZE - INT3_INSN_SIZE;
 		return NOTIFY_STOP;
 	}
-	int3_emulate_call(regs, (unsigned long)&int3_magic);
+	int3_emulate_call(regs, regs->ip - INT3_INSN_SIZE + CALL_INSN_SIZE, (unsigned long)&int3_magic);
 	return NOTIFY_STOP;
 }
 

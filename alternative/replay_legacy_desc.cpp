@@ -116,7 +116,7 @@ int poke_int3_handler(struct pt_regs *regs)
 		break;
 
 	case CALL_INSN_OPCODE:
-		int3_emulate_call(regs, (long)ip + tp->disp);
+		int3_emulate_call(regs, (long)ip, (long)ip + tp->disp);
 		break;
 
 	case JMP32_INSN_OPCODE:

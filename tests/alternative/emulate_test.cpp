@@ -127,7 +127,7 @@ TEST(Emulate, CallPushesTheAddressAfterTheFiveByteSite)
 	/* trapped on an INT3 at 0x5000: ip is 0x5001 */
 	regs.ip = 0x5001;
 	regs.sp = (unsigned long)&stack[2];
-	int3_emulate_call(&regs, 0x9000);
+	int3_emulate_call(&regs, regs.ip - INT3_INSN_SIZE + CALL_INSN_SIZE, 0x9000);
 	EXPECT_EQ(regs.ip, 0x9000ul);
 	EXPECT_EQ(regs.sp, (unsigned long)&stack[1]);
 	EXPECT_EQ(stack[1], 0x5005ul);

@@ -2,7 +2,7 @@
 /*
  * x86 text patching: text_poke(), the INT3 batch, and the INT3 emulation.
  *
- * PORT: written fresh after arch/x86/include/asm/text-patching.h, v6.16;
+ * PORT: written fresh after arch/x86/include/asm/text-patching.h, v7.3;
  * kernel names kept. Implemented in alternative/alternative.cpp.
  *
  * Threading: every function that writes text must be called with text_mutex
@@ -39,6 +39,17 @@
 #define DISP32_SIZE		4
 
 #define TEXT_POKE_MAX_OPCODE_SIZE	5
+
+/*
+ * userspace: the bit numbers of uapi/asm/processor-flags.h, which the shim's
+ * asm/ptrace.h (the masks alone) lacks; __emulate_cc() shifts by them.
+ */
+#ifndef X86_EFLAGS_SF_BIT
+#define X86_EFLAGS_SF_BIT	7
+#endif
+#ifndef X86_EFLAGS_OF_BIT
+#define X86_EFLAGS_OF_BIT	11
+#endif
 
 /* Serialises every writer of text (kernel/extable.c in the kernel). */
 extern struct mutex text_mutex;
@@ -133,7 +144,7 @@ int text_opcode_size(u8 opcode);
 void __text_gen_insn(void *buf, u8 opcode, const void *addr, const void *dest, int size);
 void *text_gen_insn(u8 opcode, const void *addr, const void *dest);
 
-/* Port of the int3_emulate_*() helpers, arch/x86/include/asm/text-patching.h, v6.16 */
+/* Port of the int3_emulate_*() helpers, arch/x86/include/asm/text-patching.h, v7.3 */
 static __always_inline void int3_emulate_jmp(struct pt_regs *regs, unsigned long ip)
 {
 	regs->ip = ip;
@@ -159,9 +170,11 @@ static __always_inline unsigned long int3_emulate_pop(struct pt_regs *regs)
 	return val;
 }
 
-static __always_inline void int3_emulate_call(struct pt_regs *regs, unsigned long func)
+/* @ip: the return address, the byte after the CALL being emulated */
+static __always_inline void int3_emulate_call(struct pt_regs *regs, unsigned long ip,
+					      unsigned long func)
 {
-	int3_emulate_push(regs, regs->ip - INT3_INSN_SIZE + CALL_INSN_SIZE);
+	int3_emulate_push(regs, ip);
 	int3_emulate_jmp(regs, func);
 }
 
@@ -172,26 +185,27 @@ static __always_inline void int3_emulate_ret(struct pt_regs *regs)
 	int3_emulate_jmp(regs, ip);
 }
 
-/* Port of __emulate_cc(), arch/x86/include/asm/text-patching.h, v6.16 */
+/* Port of __emulate_cc(), arch/x86/include/asm/text-patching.h, v7.3 */
 static __always_inline bool __emulate_cc(unsigned long flags, u8 cc)
 {
-	/* userspace: C++ has no array designators; index = cc >> 1 */
-	static const unsigned long jcc_mask[6] = {
-		X86_EFLAGS_OF,			/* JO, JNO */
-		X86_EFLAGS_CF,			/* JB, JNB */
-		X86_EFLAGS_ZF,			/* JZ, JNZ */
-		X86_EFLAGS_CF | X86_EFLAGS_ZF,	/* JBE, JA */
-		X86_EFLAGS_SF,			/* JS, JNS */
-		X86_EFLAGS_PF,			/* JP, JNP */
+	/* the flags each pair of Jcc tests, index cc >> 1 (g++ takes C's array designators) */
+	static const unsigned long cc_mask[6] = {
+		[0] = X86_EFLAGS_OF,
+		[1] = X86_EFLAGS_CF,
+		[2] = X86_EFLAGS_ZF,
+		[3] = X86_EFLAGS_CF | X86_EFLAGS_ZF,
+		[4] = X86_EFLAGS_SF,
+		[5] = X86_EFLAGS_PF,
 	};
+
 	bool invert = cc & 1;
 	bool match;
 
 	if (cc < 0xc) {
-		match = flags & jcc_mask[cc >> 1];
+		match = flags & cc_mask[cc >> 1];
 	} else {
-		match = ((flags & X86_EFLAGS_SF) >> __builtin_ctzl(X86_EFLAGS_SF)) ^
-			((flags & X86_EFLAGS_OF) >> __builtin_ctzl(X86_EFLAGS_OF));
+		match = ((flags & X86_EFLAGS_SF) >> X86_EFLAGS_SF_BIT) ^
+			((flags & X86_EFLAGS_OF) >> X86_EFLAGS_OF_BIT);
 		if (cc >= 0xe)
 			match = match || (flags & X86_EFLAGS_ZF);
 	}
