@@ -15,6 +15,18 @@ struct jump_entry;
 /* Port of arch_jump_entry_size(), arch/x86/kernel/jump_label.c: 2 or 5 */
 int arch_jump_entry_size(struct jump_entry *entry);
 
+/*
+ * Port of jump_entry_size(), include/linux/jump_label.h, v7.3: x86's sites
+ * are 2 or 5 bytes, so no JUMP_LABEL_NOP_SIZE: the decoder says.
+ */
+static inline int jump_entry_size(struct jump_entry *entry)
+{
+	/* userspace: the !JUMP_LABEL_NOP_SIZE branch only (x86 defines none) */
+
+	return arch_jump_entry_size(entry);
+	/* userspace: (#endif) */
+}
+
 /* Port of jump_label_update(), kernel/jump_label.c. jump_label_mutex held. */
 void jump_label_update(struct static_key *key);
 
@@ -26,11 +38,11 @@ void jump_label_update(struct static_key *key);
 bool static_key_dec_not_one(struct static_key *key);
 void __static_key_slow_dec(struct static_key *key);
 /*
- * Port of STATIC_KEY_CHECK_USE(), include/linux/jump_label.h: a key changed
- * before jump_label_init() linked its entries would patch nothing.
- * userspace: WARN_ON() prints the condition, not the key's symbol.
+ * Port of STATIC_KEY_CHECK_USE(), include/linux/jump_label.h, v7.3: a key
+ * changed before jump_label_init() linked its entries would patch nothing.
  */
-#define STATIC_KEY_CHECK_USE(key) ((void)(key), WARN_ON(!static_key_initialized))
+#define STATIC_KEY_CHECK_USE(key) \
+	((void)(key), WARN_ON(!static_key_initialized) /* userspace: no WARN() with a format */)
 
 /*
  * Bug replays, test-only, each the code of before its fix, chosen in the

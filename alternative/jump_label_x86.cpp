@@ -2,20 +2,22 @@
 /*
  * Static keys, x86 part: turning a site into a NOP or a JMP.
  *
- * Port of arch/x86/kernel/jump_label.c, v6.16.
- * userspace: there is no SYSTEM_BOOTING window in which sites are patched
- * one by one with text_poke_early(): pokelab's keys change only once the
- * machine runs, so every update goes through the INT3 batch.
+ * Port of arch/x86/kernel/jump_label.c, v7.3. While the machine boots
+ * (SYSTEM_BOOTING: CPU 0 alone, before the early hooks end) a site is
+ * written with text_poke_early(); afterwards through the INT3 batch.
  */
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <asm/insn.h>
 #include <asm/nops.h>
 #include <asm/text-patching.h>
 #include <linux/bug.h>
 #include <linux/jump_label.h>
+#include <linux/kernel.h>
+#include <linux/mutex.h>
 #include <linux/printk.h>
 
 struct jump_label_patch {
@@ -23,7 +25,7 @@ struct jump_label_patch {
 	int size;
 };
 
-/* Port of arch_jump_entry_size(), arch/x86/kernel/jump_label.c */
+/* Port of arch_jump_entry_size(), arch/x86/kernel/jump_label.c, v7.3 */
 int arch_jump_entry_size(struct jump_entry *entry)
 {
 	struct insn insn = {};
@@ -34,7 +36,7 @@ int arch_jump_entry_size(struct jump_entry *entry)
 	return insn.length;
 }
 
-/* Port of __jump_label_patch(), arch/x86/kernel/jump_label.c */
+/* Port of __jump_label_patch(), arch/x86/kernel/jump_label.c, v7.3 */
 static struct jump_label_patch __jump_label_patch(struct jump_entry *entry,
 						  enum jump_label_type type)
 {
@@ -67,14 +69,15 @@ static struct jump_label_patch __jump_label_patch(struct jump_entry *entry,
 		expect = code;
 
 	if (memcmp(addr, expect, size)) {
-		/* The site is neither what we put there nor what the compiler did. */
-		const unsigned char *a = (const unsigned char *)addr;
-		const unsigned char *e = (const unsigned char *)expect;
-
-		pr_crit("jump_label: Fatal kernel bug, unexpected op at {} ({:02x} {:02x} {:02x} "
-			"{:02x} {:02x} != {:02x} {:02x} {:02x} {:02x} {:02x}) size:{} type:{}\n",
-			addr, a[0], a[1], a[2], a[3], a[4], e[0], e[1], e[2], e[3], e[4], size,
-			(int)type);
+		/*
+		 * The site is neither what we put there nor what the compiler
+		 * did: something else wrote the text. Stop here.
+		 */
+		/* userspace: fmt's format; the address for %pS [%p], the bytes for %5ph */
+		pr_crit("jump_label: Fatal kernel bug, unexpected op at {} ({:02x} != {:02x})) "
+			"size:{} type:{}\n", addr,
+			fmt::join((const u8 *)addr, (const u8 *)addr + 5, ""),
+			fmt::join((const u8 *)expect, (const u8 *)expect + 5, ""), size, (int)type);
 		BUG();
 	}
 
@@ -84,21 +87,60 @@ static struct jump_label_patch __jump_label_patch(struct jump_entry *entry,
 	return (struct jump_label_patch){.code = code, .size = size};
 }
 
-/* Port of arch_jump_label_transform(), arch/x86/kernel/jump_label.c */
-void arch_jump_label_transform(struct jump_entry *entry, enum jump_label_type type)
+/*
+ * Port of __jump_label_transform(), arch/x86/kernel/jump_label.c, v7.3: a
+ * single site, written in place while only the boot CPU runs (or for
+ * @init), else with the INT3 protocol.
+ */
+static __always_inline void __jump_label_transform(struct jump_entry *entry,
+						   enum jump_label_type type,
+						   int init)
 {
-	struct jump_label_patch jlp;
+	const struct jump_label_patch jlp = __jump_label_patch(entry, type);
 
-	mutex_lock(&text_mutex);
-	jlp = __jump_label_patch(entry, type);
+	/*
+	 * SYSTEM_BOOTING: no other CPU runs yet, and nothing can take an
+	 * interrupt in the site's bytes, so a plain write (and sync_core())
+	 * is safe; which of NOP and JMP was there does not matter.
+	 */
+	if (init || system_state == SYSTEM_BOOTING) {
+		text_poke_early((void *)jump_entry_code(entry), jlp.code, jlp.size);
+		return;
+	}
+
 	smp_text_poke_single((void *)jump_entry_code(entry), jlp.code, jlp.size, NULL);
+}
+
+/* Port of jump_label_transform(), arch/x86/kernel/jump_label.c, v7.3 */
+static void jump_label_transform(struct jump_entry *entry,
+				 enum jump_label_type type,
+				 int init)
+{
+	mutex_lock(&text_mutex);
+	__jump_label_transform(entry, type, init);
 	mutex_unlock(&text_mutex);
 }
 
-/* Port of arch_jump_label_transform_queue(), arch/x86/kernel/jump_label.c */
+/* Port of arch_jump_label_transform(), arch/x86/kernel/jump_label.c, v7.3 */
+void arch_jump_label_transform(struct jump_entry *entry, enum jump_label_type type)
+{
+	jump_label_transform(entry, type, 0);
+}
+
+/*
+ * Port of arch_jump_label_transform_queue(), arch/x86/kernel/jump_label.c,
+ * v7.3: while booting, one site at a time (text_poke_early()), else into
+ * the batch that arch_jump_label_transform_apply() finishes.
+ */
 bool arch_jump_label_transform_queue(struct jump_entry *entry, enum jump_label_type type)
 {
 	struct jump_label_patch jlp;
+
+	if (system_state == SYSTEM_BOOTING) {
+		/* no batch while booting */
+		arch_jump_label_transform(entry, type);
+		return true;
+	}
 
 	mutex_lock(&text_mutex);
 	jlp = __jump_label_patch(entry, type);
@@ -107,7 +149,7 @@ bool arch_jump_label_transform_queue(struct jump_entry *entry, enum jump_label_t
 	return true;
 }
 
-/* Port of arch_jump_label_transform_apply(), arch/x86/kernel/jump_label.c */
+/* Port of arch_jump_label_transform_apply(), arch/x86/kernel/jump_label.c, v7.3 */
 void arch_jump_label_transform_apply(void)
 {
 	mutex_lock(&text_mutex);

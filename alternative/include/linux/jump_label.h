@@ -3,7 +3,7 @@
  * Static keys.
  *
  * PORT: written fresh after include/linux/jump_label.h and kernel/jump_label.c,
- * v6.16; kernel names and semantics kept. Implemented in
+ * v7.3; kernel names and semantics kept. Implemented in
  * alternative/jump_label.cpp (generic) and jump_label_x86.cpp (arch).
  *
  * Use:
@@ -25,7 +25,11 @@
 
 #include <linux/atomic.h>
 #include <linux/compiler.h>
+#include <linux/kconfig.h>
 #include <linux/types.h>
+
+/* The configuration pokelab has: x86's self-relative jump entries (arch/x86/Kconfig). */
+#define CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE 1
 
 struct jump_entry {
 	s32 code;
@@ -185,6 +189,13 @@ static __always_inline bool static_key_true(struct static_key *key)
 }
 
 void jump_label_init(void);
+/*
+ * Seal every _RO key (jump_label_init_ro(), kernel/jump_label.c): at the end
+ * of each boot, as the kernel's mark_readonly() does. A sealed key keeps
+ * only its initial polarity; its sites are not patched again, and a write
+ * to it BUGs. Task context, CPU 0.
+ */
+void jump_label_init_ro(void);
 /*
  * 1 if [@start, @end] overlaps a jump-label site of the program or of a
  * module (kprobes and the optprobe checks ask). Task context.
