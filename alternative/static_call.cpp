@@ -65,7 +65,7 @@ static const u8 xor5rax[] = { 0x2e, 0x2e, 0x2e, 0x31, 0xc0 };
 
 static const u8 retinsn[] = { RET_INSN_OPCODE, 0xcc, 0xcc, 0xcc, 0xcc };
 
-/* Port of __is_Jcc(), arch/x86/kernel/static_call.c: the cc byte of a Jcc.d32, or 0 */
+/* Port of __is_Jcc(), arch/x86/kernel/static_call.c, v7.3: a Jcc.d32's cc byte, or 0 */
 static u8 __is_Jcc(u8 *insn)
 {
 	u8 ret = 0;
@@ -187,10 +187,14 @@ static void __static_call_validate(u8 *insn, bool tail, bool tramp)
 	BUG();
 }
 
-/* Port of __sc_insn(), arch/x86/kernel/static_call.c: {tail, null} -> CALL/NOP/JMP/RET */
+/*
+ * Port of __sc_insn(), arch/x86/kernel/static_call.c, v7.3: {tail, null} ->
+ * CALL (0, 0), NOP (0, 1), JMP (1, 0), RET (1, 1), the order of enum
+ * insn_type, without a branch.
+ */
 static inline enum insn_type __sc_insn(bool null, bool tail)
 {
-	return (enum insn_type)(2 * tail + null);
+	return (enum insn_type)(2*tail + null);	/* userspace: C++ cast */
 }
 
 /* Is @tramp the trampoline of a DEFINE_STATIC_CALL_RO() call? (pokelab) */

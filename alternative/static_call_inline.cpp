@@ -3,7 +3,7 @@
  * Inline static calls: the recorded call sites of each key, rewritten with
  * the key (linux/static_call.h, docs/static_calls.md).
  *
- * Port of kernel/static_call_inline.c, v6.16. The sites come from
+ * Port of kernel/static_call_inline.c, v7.3. The sites come from
  * pokelab's objtool pass (tools/objtool/) in the program's
  * static_call_sites section and in each module's.
  *
@@ -101,9 +101,13 @@ static inline void static_call_set_init(struct static_call_site *site)
 }
 
 /*
- * Port of static_call_sort_entries(), kernel/static_call_inline.c: by key.
- * userspace: through a copy of absolute addresses, as jump_label_sort_entries()
- * here, instead of sort() with static_call_site_cmp()/_swap().
+ * Port of static_call_sort_entries(), kernel/static_call_inline.c: by key,
+ * through a copy of absolute addresses, a stable sort. Not yet the kernel's
+ * sort() (linux/sort.h) with static_call_site_cmp()/_swap(): that heapsort
+ * moves the sites of one key among themselves, and the cross-modifying-code
+ * model's index of a module's sites by address (kernel_shim/xmc/tables.cpp,
+ * built by the jump-label notifier's pokes, before this sort runs) would
+ * then name moved entries.
  */
 static void static_call_sort_entries(struct static_call_site *start,
 				     struct static_call_site *stop)
@@ -229,7 +233,7 @@ done:
 
 }
 
-/* Port of __static_call_init(), kernel/static_call_inline.c, v6.16 */
+/* Port of __static_call_init(), kernel/static_call_inline.c, v7.3 */
 static int __static_call_init(struct module *mod, struct static_call_site *start,
 			      struct static_call_site *stop)
 {
@@ -295,7 +299,7 @@ do_transform:
 	return 0;
 }
 
-/* Port of addr_conflict(), kernel/static_call_inline.c */
+/* Port of addr_conflict(), kernel/static_call_inline.c, v7.3 */
 static int addr_conflict(struct static_call_site *site, void *start, void *end)
 {
 	unsigned long addr = (unsigned long)static_call_addr(site);
@@ -306,31 +310,38 @@ static int addr_conflict(struct static_call_site *site, void *start, void *end)
 	return 0;
 }
 
-/* Port of __static_call_text_reserved(), kernel/static_call_inline.c */
+/* Port of __static_call_text_reserved(), kernel/static_call_inline.c, v7.3 */
 static int __static_call_text_reserved(struct static_call_site *iter_start,
-				       struct static_call_site *iter_stop, void *start,
-				       void *end, bool init)
+				       struct static_call_site *iter_stop,
+				       void *start, void *end, bool init)
 {
-	for (struct static_call_site *iter = iter_start; iter < iter_stop; iter++) {
+	struct static_call_site *iter = iter_start;
+
+	while (iter < iter_stop) {
 		if (init || !static_call_is_init(iter)) {
 			if (addr_conflict(iter, start, end))
 				return 1;
 		}
+		iter++;
 	}
 
 	return 0;
 }
 
-/* Port of __static_call_mod_text_reserved(), kernel/static_call_inline.c */
+/* Port of __static_call_mod_text_reserved(), kernel/static_call_inline.c, v7.3 */
 static int __static_call_mod_text_reserved(void *start, void *end)
 {
 	struct module *mod;
 	int ret;
 
+	/* userspace: no scoped_guard(rcu): the QSBR read side is the CPU's task work */
+
 	mod = __module_text_address((unsigned long)start);
 	WARN_ON_ONCE(__module_text_address((unsigned long)end) != mod);
 	if (!try_module_get(mod))
 		mod = NULL;
+	/* userspace: the guard's end */
+
 	if (!mod)
 		return 0;
 
@@ -479,12 +490,12 @@ static struct notifier_block static_call_module_nb = {
 	static_call_module_notify, nullptr, STATIC_CALL_MODULE_NOTIFY_PRIORITY,
 };
 
-/* Port of static_call_text_reserved(), kernel/static_call_inline.c */
+/* Port of static_call_text_reserved(), kernel/static_call_inline.c, v7.3 */
 int static_call_text_reserved(void *start, void *end)
 {
-	bool init = !kshim::systemRunning();
-	int ret = __static_call_text_reserved(__start_static_call_sites, __stop_static_call_sites,
-					      start, end, init);
+	bool init = system_state < SYSTEM_RUNNING;
+	int ret = __static_call_text_reserved(__start_static_call_sites,
+			__stop_static_call_sites, start, end, init);
 
 	if (ret)
 		return ret;
