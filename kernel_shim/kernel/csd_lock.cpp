@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The CSD-lock watchdog: a sender spinning on a CSD lock for longer than
- * csd_lock_timeout milliseconds reports the stuck target CPU, the function
- * and how long it has waited, re-sends the IPI once, and keeps waiting (or
- * aborts with panic_on_ipistall).
+ * csd_lock_timeout milliseconds reports the target CPU, the function, how
+ * long it has waited and what the target is running, re-sends the IPI if
+ * the target is running no csd, and keeps waiting, reporting again with
+ * back-off (or BUGs with panic_on_ipistall).
  *
- * Port of the CONFIG_CSD_LOCK_WAIT_DEBUG part of kernel/smp.c, v6.16
- * (csd_lock_wait_toolong() and its parameters).
+ * Port of the CONFIG_CSD_LOCK_WAIT_DEBUG part of kernel/smp.c, v7.3
+ * (csd_lock_wait_toolong(), the record of the csd each CPU runs, and their
+ * parameters); the lock and its waits are in smp.cpp.
  *
  * userspace:
  *  - the parameters are plain boot parameters "csd_lock_timeout=MS" and
- *    "panic_on_ipistall[=MS]", not the smp.* module parameters;
+ *    "panic_on_ipistall[=MS]", not the smp.* module parameters; the bare
+ *    form is 1 ms, so it BUGs at the first report;
  *  - csd_lock_timeout must be positive: 0 (the kernel's "off") would let a
  *    lost signal hang a test silently;
+ *  - reports are formatted with fmt; %pS/%ps of a C++ function is its
+ *    demangled name without arguments (dladdr1());
  *  - no NMI backtrace of the target: its registers are not reachable from
- *    here; the report names the CPU, the function and the wait instead.
+ *    here; dump_cpu_task() prints what the machine knows of the CPU.
  */
 #include <cerrno>
 #include <cxxabi.h>
@@ -22,25 +27,40 @@
 #include <cstdlib>
 #include <ctime>
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <link.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <kernel_shim/boot.h>
 #include <kernel_shim/clock.h>
+#include <linux/atomic.h>
 #include <linux/bug.h>
+#include <linux/percpu.h>
 #include <linux/smp.h>
 
 #define KSHIM_PRIVATE
 #include "internal.h"
+#include "smp_internal.h"
 
 namespace {
 
 constexpr unsigned long kDefaultCsdLockTimeoutMs = 5000;
 
 unsigned long csd_lock_timeout = kDefaultCsdLockTimeoutMs;	/* ms */
-long panic_on_ipistall;		/* ms; 0 = never, -1 = at the first report */
-int csd_bug_count;
+int panic_on_ipistall;		/* ms; 0 = never */
+
+atomic_t csd_bug_count = ATOMIC_INIT(0);
+atomic_t n_csd_lock_stuck;
+
+/* The csd each CPU runs now, and its function and argument, for the watchdog's report. */
+DEFINE_PER_CPU(call_single_data_t *, cur_csd);
+DEFINE_PER_CPU(smp_call_func_t, cur_csd_func);
+DEFINE_PER_CPU(void *, cur_csd_info);
+
+/* this_cpu_write() as __this_cpu_write(): a relaxed store, the watchdog reads it from afar. */
+#define __this_cpu_write(var, val) this_cpu_write(var, val)
 
 int parseMs(const char *name, const char *val, unsigned long *out, std::string &err)
 {
@@ -68,17 +88,21 @@ int setCsdLockTimeout(const char *val, std::string &err)
 	return parseMs("csd_lock_timeout", val, &csd_lock_timeout, err);
 }
 
+/*
+ * The bare form is 1 ms: a lock is reported only once it has been held
+ * longer than csd_lock_timeout (at least 1 ms), so the first report BUGs.
+ */
 int setPanicOnIpistall(const char *val, std::string &err)
 {
 	unsigned long ms;
 
 	if (!val) {
-		panic_on_ipistall = -1;
+		panic_on_ipistall = 1;
 		return 0;
 	}
 	if (parseMs("panic_on_ipistall", val, &ms, err))
 		return -EINVAL;
-	panic_on_ipistall = ms;
+	panic_on_ipistall = (int)ms;
 	return 0;
 }
 
@@ -93,8 +117,11 @@ kshim::BootParamRegistrar panicOnIpistallParam({
 	"panic_on_ipistall[=MS]: abort on a stuck CSD lock (first report, or stuck MS ms)",
 });
 
-/* "%pS(%ps)" of the function: "name+0xoff/0xsize", or the raw address. */
-std::string symbolOf(const void *addr)
+/*
+ * %pS (@offset: "name+0xoff/0xsize") or %ps ("name") of @addr, or the raw
+ * address if no symbol covers it.
+ */
+std::string symbolOf(const void *addr, bool offset = true)
 {
 	Dl_info dli;
 	const ElfW(Sym) *sym = nullptr;
@@ -108,6 +135,8 @@ std::string symbolOf(const void *addr)
 		free(d);
 		if (name.find('(') != std::string::npos)
 			name.resize(name.find('('));
+		if (!offset)
+			return name;
 		return fmt::format("{}+{:#x}/{:#x}", name,
 				   (uintptr_t)addr - (uintptr_t)dli.dli_saddr,
 				   (unsigned long)sym->st_size);
@@ -115,61 +144,174 @@ std::string symbolOf(const void *addr)
 	return fmt::format("{}", addr);
 }
 
-} /* namespace */
+/* printk at KERN_ALERT: the watchdog's reports, on stderr as the kernel's console. */
+#define pr_alert(...) fmt::print(stderr, __VA_ARGS__)
 
-u64 csd_lock_wait_now_ns(void)
+/* include/linux/log2.h's ilog2() of a positive run-time value: its highest set bit. */
+inline int ilog2(unsigned long n)
 {
-	return kshim::clockNs();
+	return 63 - __builtin_clzl(n);
+}
+
+/* atomic_cmpxchg_acquire(): the value seen; @new_val stored only if it was @old. */
+inline int atomic_cmpxchg_acquire(atomic_t *v, int old, int new_val)
+{
+	__atomic_compare_exchange_n(&v->counter, &old, new_val, false, __ATOMIC_ACQUIRE,
+				    __ATOMIC_ACQUIRE);
+	kshim::cpuFenceEvent();
+	return old;
 }
 
 /*
- * Port of csd_lock_wait_toolong(), kernel/smp.c, v6.16.
+ * pokelab's stand-in for kernel/sched/core.c's dump_cpu_task(): no NMI
+ * backtrace of another CPU's thread, so what the machine knows of @cpu.
+ */
+void dump_cpu_task(int cpu)
+{
+	kshim::CpuState &c = kshim::cpuState(cpu);
+
+	fmt::print(stderr, "Task dump for CPU {}: {}, IRQs {}, {}, IPI {}, {} IPIs taken\n", cpu,
+		   cpu_online(cpu) ? "online" : "offline",
+		   c.irqDisabled.load(std::memory_order_relaxed) ? "masked" : "on",
+		   c.hardirq.load(std::memory_order_relaxed) ? "in its IPI handler" : "in a task",
+		   c.irqPending.load(std::memory_order_relaxed) ? "pending" : "not pending",
+		   c.ipiReceived.load(std::memory_order_relaxed));
+}
+
+/* include/linux/printk.h's dump_stack(): the caller's frames, as BUG() prints them. */
+void dump_stack(void)
+{
+	void *frames[32];
+	int n = backtrace(frames, ARRAY_SIZE(frames));
+
+	fmt::print(stderr, "Call Trace:\n");
+	backtrace_symbols_fd(frames, n, STDERR_FILENO);
+}
+
+/* Port of csd_lock_wait_getcpu(), kernel/smp.c, v7.3 */
+static int csd_lock_wait_getcpu(call_single_data_t *csd)
+{
+	unsigned int csd_type;
+
+	csd_type = CSD_TYPE(csd);
+	if (csd_type == CSD_TYPE_ASYNC || csd_type == CSD_TYPE_SYNC)
+		return csd->node.dst; /* only these two types carry the target CPU */
+	return -1;
+}
+
+} /* namespace */
+
+/* Port of __csd_lock_record(), kernel/smp.c, v7.3 */
+void __csd_lock_record(call_single_data_t *csd) noexcept
+{
+	if (!csd) {
+		/* After the callback and the unlock: a watchdog that reads NULL sees them done. */
+		smp_store_release(this_cpu_ptr(&cur_csd), NULL);
+		return;
+	}
+	__this_cpu_write(cur_csd_func, csd->func);
+	__this_cpu_write(cur_csd_info, csd->info);
+	/* The function and its argument are there before a watchdog can see the csd. */
+	smp_store_release(this_cpu_ptr(&cur_csd), csd);
+}
+
+/* Port of csd_lock_is_stuck(), kernel/smp.c, v7.3 */
+bool csd_lock_is_stuck(void)
+{
+	return !!atomic_read(&n_csd_lock_stuck);
+}
+
+/*
+ * Port of csd_lock_wait_toolong(), kernel/smp.c, v7.3.
  * Returns true once @csd is unlocked. Task context on the waiting CPU.
  */
 bool csd_lock_wait_toolong(call_single_data_t *csd, u64 ts0, u64 *ts1, int *bug_id,
 			   unsigned long *nmessages)
 {
-	int cpu = raw_smp_processor_id();
-	int target = csd->dst;
+	int cpu = -1;
+	int cpux;
+	bool firsttime;
 	u64 ts2, ts_delta;
+	call_single_data_t *cpu_cur_csd;
+	unsigned int flags = READ_ONCE(csd->node.u_flags);
+	unsigned long long csd_lock_timeout_ns = csd_lock_timeout * NSEC_PER_MSEC;
 
-	if (!(__atomic_load_n(&csd->u_flags, __ATOMIC_RELAXED) & CSD_FLAG_LOCK)) {
-		if (*bug_id)
-			fmt::print(stderr, "csd: CSD lock (#{}) got unstuck on CPU#{:02}, CPU#{:02} "
-				   "released the lock.\n", *bug_id, cpu, target);
+	if (!(flags & CSD_FLAG_LOCK)) {
+		if (!unlikely(*bug_id))
+			return true;
+		cpu = csd_lock_wait_getcpu(csd);
+		/* userspace: fmt's {} for printk's % conversions */
+		pr_alert("csd: CSD lock (#{}) got unstuck on CPU#{:02}, CPU#{:02} released the "
+			 "lock.\n", *bug_id, raw_smp_processor_id(), cpu);
+		atomic_dec(&n_csd_lock_stuck);
 		return true;
 	}
 
-	ts2 = kshim::clockNs();
+	ts2 = ktime_get_mono_fast_ns();
+	/* Since the last check that reported. */
 	ts_delta = ts2 - *ts1;
-	/* userspace: one report per stuck lock; the kernel repeats with back-off */
-	if (likely(*nmessages || ts_delta <= csd_lock_timeout * 1000000ULL))
+	if (likely(ts_delta <= csd_lock_timeout_ns * (*nmessages + 1) *
+			       (!*nmessages ? 1 : (ilog2(num_online_cpus()) / 2 + 1)) ||
+		   csd_lock_timeout_ns == 0))
 		return false;
 
-	if (panic_on_ipistall < 0 ||
-	    (panic_on_ipistall > 0 && ts2 - ts0 >= (u64)panic_on_ipistall * 1000000ULL)) {
-		fmt::print(stderr, "csd: CSD lock stuck on CPU#{:02} for {} ns waiting for "
-			   "CPU#{:02} {}\n", cpu, ts2 - ts0, target, symbolOf((void *)csd->func));
-		std::fflush(stderr);
-		BUG_ON(panic_on_ipistall);
+	if (ts0 > ts2) {
+		/* The clock went backward here: nothing to blame the target for. */
+		ts_delta = ts0 - ts2;
+		/* userspace: fmt's {} for printk's % conversions */
+		pr_alert("sched_clock on CPU {} went backward by {} ns\n", raw_smp_processor_id(),
+			 ts_delta);
+		*ts1 = ts2;
+		return false;
 	}
 
+	firsttime = !*bug_id;
+	if (firsttime)
+		*bug_id = atomic_inc_return(&csd_bug_count);
+	cpu = csd_lock_wait_getcpu(csd);
+	/* userspace: the shim's WARN_ONCE() takes no arguments; C++: the comparison's cast */
+	if (WARN_ONCE(cpu < 0 || (unsigned int)cpu >= nr_cpu_ids, "csd_lock_wait_toolong: bad cpu"))
+		cpux = 0;
+	else
+		cpux = cpu;
+	/* Pairs with __csd_lock_record()'s releases: a csd read here comes with its func/info. */
+	cpu_cur_csd = smp_load_acquire(&per_cpu(cur_csd, cpux));
+	/* Since the wait began. */
+	ts_delta = ts2 - ts0;
+	/* userspace: fmt's {} for printk's % conversions; %pS/%ps through symbolOf() */
+	pr_alert("csd: {} non-responsive CSD lock (#{}) on CPU#{}, waiting {} ns for CPU#{:02} "
+		 "{}({}).\n", firsttime ? "Detected" : "Continued", *bug_id,
+		 raw_smp_processor_id(), (s64)ts_delta, cpu, symbolOf((void *)csd->func),
+		 symbolOf(csd->info, false));
 	(*nmessages)++;
-	*bug_id = __atomic_add_fetch(&csd_bug_count, 1, __ATOMIC_RELAXED);
-	fmt::print(stderr, "csd: Detected non-responsive CSD lock (#{}) on CPU#{}, waiting {} ns "
-		   "for CPU#{:02} {}({}).\n", *bug_id, cpu, ts2 - ts0, target,
-		   symbolOf((void *)csd->func), csd->info);
-	fmt::print(stderr, "csd: CSD lock (#{}) unresponsive: target CPU#{:02} {}, csd {} "
-		   "flags {:#x}\n", *bug_id, target, cpu_online(target) ? "online" : "offline",
-		   (void *)csd, csd->u_flags);
-	/* As the kernel does on the first report: the IPI may have been lost. */
-	if ((unsigned int)target < nr_cpu_ids && cpu_online(target)) {
-		fmt::print(stderr, "csd: Re-sending CSD lock (#{}) IPI from CPU#{:02} to "
-			   "CPU#{:02}\n", *bug_id, cpu, target);
-		kshim::sendIpiSignal(target);
+	if (firsttime)
+		atomic_inc(&n_csd_lock_stuck);
+	/* Stuck that long, it will not come back (signed: a clock skew is no stall). */
+	BUG_ON(panic_on_ipistall > 0 && (s64)ts_delta > ((s64)panic_on_ipistall * NSEC_PER_MSEC));
+	if (cpu_cur_csd && csd != cpu_cur_csd) {
+		/* userspace: fmt's {} for printk's % conversions; %pS/%ps through symbolOf() */
+		pr_alert("\tcsd: CSD lock (#{}) handling prior {}({}) request.\n",
+			 *bug_id, symbolOf((void *)READ_ONCE(per_cpu(cur_csd_func, cpux))),
+			 symbolOf(READ_ONCE(per_cpu(cur_csd_info, cpux)), false));
+	} else {
+		/* userspace: fmt's {} for printk's % conversions */
+		pr_alert("\tcsd: CSD lock (#{}) {}.\n",
+			 *bug_id, !cpu_cur_csd ? "unresponsive" : "handling this request");
 	}
-	std::fflush(stderr);
+	if (cpu >= 0) {
+		if (atomic_cmpxchg_acquire(&per_cpu(trigger_backtrace, cpu), 1, 0))
+			dump_cpu_task(cpu);
+		if (!cpu_cur_csd) {
+			/* userspace: fmt's {} for printk's % conversions */
+			pr_alert("csd: Re-sending CSD lock (#{}) IPI from CPU#{:02} to CPU#{:02}\n",
+				 *bug_id, raw_smp_processor_id(), cpu);
+			arch_send_call_function_single_ipi(cpu);
+		}
+	}
+	if (firsttime)
+		dump_stack();
 	*ts1 = ts2;
+
 	return false;
 }
 
@@ -182,7 +324,7 @@ unsigned long csdLockTimeoutMs() noexcept
 
 int csdLockStallCount() noexcept
 {
-	return __atomic_load_n(&csd_bug_count, __ATOMIC_RELAXED);
+	return atomic_read(&csd_bug_count);
 }
 
 } /* namespace kshim */

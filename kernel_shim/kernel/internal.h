@@ -163,7 +163,4 @@ void flushSmpCallFunctionQueueDying() noexcept;
 #include <linux/smp.h>
 #include <linux/types.h>
 
-/* The CSD-lock watchdog (csd_lock.cpp), called from csd_lock_wait() in smp.cpp. */
-u64 csd_lock_wait_now_ns(void);
-bool csd_lock_wait_toolong(call_single_data_t *csd, u64 ts0, u64 *ts1, int *bug_id,
-			   unsigned long *nmessages);
+/* The CSD lock's debugging, shared by smp.cpp and csd_lock.cpp, is in smp_internal.h. */

@@ -1,14 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The CSD-lock watchdog: a dropped IPI signal is reported within
- * csd_lock_timeout, naming the target CPU and the function, and the call
- * still completes (the watchdog re-sends the IPI); a healthy call reports
- * nothing; panic_on_ipistall aborts.
+ * The CSD-lock watchdog (kernel/smp.c, v7.3): a dropped IPI signal is
+ * reported within csd_lock_timeout, naming the target CPU and the function,
+ * and the call still completes (the watchdog re-sends the IPI); a lock that
+ * stays stuck is reported again, with back-off, under the same number; a
+ * target busy with an earlier csd is named with it and gets no re-sent IPI;
+ * csd_lock_is_stuck() says so while it lasts; a healthy call reports
+ * nothing; panic_on_ipistall aborts at the first report, =MS once the lock
+ * has been stuck MS ms.
  */
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include <kernel_shim/boot.h>
+#include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
@@ -20,6 +28,20 @@ int csdWatchdogRan;
 __noinline void csd_watchdog_test_func(void *)
 {
 	__atomic_fetch_add(&csdWatchdogRan, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Runs 450 ms in the target's IPI handler: a busy target, for the watchdog,
+ * between its first report (200 ms) and its second (600 ms at the soonest).
+ */
+std::atomic<bool> csdWatchdogSlowStarted;
+__noinline void csd_watchdog_test_slow(void *)
+{
+	u64 end = kshim::clockNs() + 450 * 1000000ull;
+
+	csdWatchdogSlowStarted = true;
+	while (kshim::clockNs() < end)
+		;
 }
 
 namespace {
@@ -70,6 +92,71 @@ TEST_F(CsdWatchdogTest, HealthyCallsReportNothing)
 	EXPECT_EQ(out.find("csd:"), std::string::npos) << out;
 }
 
+TEST_F(CsdWatchdogTest, StuckLockIsReportedAgainWithBackOff)
+{
+	if (nr_cpu_ids < 3)
+		GTEST_SKIP() << "needs 3 CPUs";
+	int stalls = kshim::csdLockStallCount();
+	std::atomic<bool> sawStuck{false};
+	std::atomic<u64> waited{0};
+
+	csdWatchdogRan = 0;
+	/* The IPI and the first report's re-send are lost; the second report's gets through. */
+	kshim::dropNextIpis(1, 2);
+	testing::internal::CaptureStderr();
+	kshim::cpuRun(2, [&] {
+		u64 t0 = kshim::clockNs();
+
+		smp_call_function_single(1, csd_watchdog_test_func, nullptr, 1);
+		waited = kshim::clockNs() - t0;
+	});
+	while (!sawStuck && csdWatchdogRan == 0) {
+		sawStuck = csd_lock_is_stuck();
+		std::this_thread::yield();
+	}
+	kshim::cpuWait(2);
+	std::string out = testing::internal::GetCapturedStderr();
+
+	EXPECT_EQ(csdWatchdogRan, 1);
+	EXPECT_TRUE(sawStuck.load());
+	EXPECT_FALSE(csd_lock_is_stuck());
+	/* One stuck lock, reported twice under one number. */
+	EXPECT_EQ(kshim::csdLockStallCount(), stalls + 1);
+	std::string id = fmt::format("(#{})", stalls + 1);
+	size_t first = out.find("csd: Detected non-responsive CSD lock " + id + " on CPU#2");
+	size_t again = out.find("csd: Continued non-responsive CSD lock " + id + " on CPU#2");
+	EXPECT_NE(first, std::string::npos) << out;
+	EXPECT_NE(again, std::string::npos) << out;
+	EXPECT_LT(first, again) << out;
+	EXPECT_EQ(out.find("non-responsive CSD lock", again + 40), std::string::npos) << out;
+	EXPECT_NE(out.find("got unstuck on CPU#02, CPU#01 released the lock"), std::string::npos)
+		<< out;
+	/* The second report waits twice the timeout, times 1 + log2(CPUs) / 2, after the first. */
+	EXPECT_GE(waited.load(), 3 * 200 * 1000000ull);
+}
+
+TEST_F(CsdWatchdogTest, BusyTargetIsNamedWithWhatItRunsAndGetsNoResentIpi)
+{
+	testing::internal::CaptureStderr();
+	csdWatchdogRan = 0;
+	csdWatchdogSlowStarted = false;
+	ASSERT_EQ(smp_call_function_single(1, csd_watchdog_test_slow, nullptr, 0), 0);
+	while (!csdWatchdogSlowStarted)
+		std::this_thread::yield();
+	/* Waits behind the slow one: reported once, at 200 ms. */
+	ASSERT_EQ(smp_call_function_single(1, csd_watchdog_test_func, nullptr, 1), 0);
+	std::string out = testing::internal::GetCapturedStderr();
+
+	EXPECT_EQ(csdWatchdogRan, 1);
+	EXPECT_NE(out.find("Detected non-responsive CSD lock"), std::string::npos) << out;
+	EXPECT_NE(out.find("for CPU#01 csd_watchdog_test_func+0x0/"), std::string::npos) << out;
+	EXPECT_NE(out.find(") handling prior csd_watchdog_test_slow+0x0/"), std::string::npos)
+		<< out;
+	EXPECT_EQ(out.find("Re-sending"), std::string::npos) << out;
+	EXPECT_EQ(out.find("Continued"), std::string::npos) << out;
+	EXPECT_NE(out.find("released the lock"), std::string::npos) << out;
+}
+
 TEST(CsdWatchdogDeathTest, PanicOnIpistallAborts)
 {
 	GTEST_FLAG_SET(death_test_style, "threadsafe");
@@ -88,7 +175,29 @@ TEST(CsdWatchdogDeathTest, PanicOnIpistallAborts)
 			kshim::shutdown();
 			exit(0);
 		},
-		"CSD lock stuck on CPU#00 .* waiting for CPU#01 csd_watchdog_test_func");
+		"Detected non-responsive CSD lock .* for CPU#01 csd_watchdog_test_func");
+}
+
+TEST(CsdWatchdogDeathTest, PanicOnIpistallMsAbortsOnceStuckThatLong)
+{
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	/* Not at the first report (100 ms), at the next one (500 ms: stuck over 300). */
+	EXPECT_DEATH(
+		{
+			std::string err;
+
+			if (kshim::boot(fmt::format("nr_cpus={} csd_lock_timeout=100 "
+						    "panic_on_ipistall=300",
+						    pokelab::test::testCpus()),
+					&err, true))
+				abort();
+			kshim::dropNextIpis(1, 1000);
+			smp_call_function_single(1, csd_watchdog_test_func, nullptr, 1);
+			/* not reached: the watchdog must have aborted */
+			kshim::shutdown();
+			exit(0);
+		},
+		"Continued non-responsive CSD lock .* for CPU#01 csd_watchdog_test_func");
 }
 
 } /* namespace */

@@ -2,7 +2,11 @@
 /*
  * IPIs and cross-calls: on_each_cpu() reaches every CPU exactly once before
  * returning, oversubscribed; local_irq_save() holds an IPI off until
- * local_irq_restore(); the cond mask selects targets.
+ * local_irq_restore(); the cond mask selects targets. And kernel/smp.c's
+ * v6.17-v7.3 forms: the calling CPU runs its part (and is asked its cond)
+ * only once the remote CPUs have been sent theirs; asynchronous single calls
+ * from several CPUs share the target's csd and each runs once; a call to no
+ * such CPU is -ENXIO, one to the caller runs here.
  */
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
@@ -182,6 +186,100 @@ TEST_F(IpiTest, SmpCallFunctionSingleRunsOnTheTarget)
 	smp_call_function_single(
 		nr_cpu_ids - 1, [](void *) { where = smp_processor_id(); }, nullptr, 1);
 	EXPECT_EQ(where.load(), (int)nr_cpu_ids - 1);
+}
+
+std::atomic<int> remoteRan{0};
+std::atomic<bool> localSawRemote{false};
+
+void localWaitsForARemoteOne(void *)
+{
+	u64 deadline = kshim::clockNs() + 2000ull * 1000000ull;
+
+	if (smp_processor_id() != 0) {
+		remoteRan.fetch_add(1);
+		return;
+	}
+	/* Here with IRQs off: a remote CPU can run its part only if it was sent it already. */
+	while (remoteRan.load() == 0 && kshim::clockNs() < deadline)
+		std::this_thread::yield();
+	localSawRemote = remoteRan.load() > 0;
+}
+
+TEST_F(IpiTest, LocalCallRunsOnceTheRemoteCpusWereSentTheirs)
+{
+	remoteRan = 0;
+	localSawRemote = false;
+	on_each_cpu(localWaitsForARemoteOne, nullptr, 1);
+	EXPECT_TRUE(localSawRemote.load());
+	EXPECT_EQ(remoteRan.load(), (int)nr_cpu_ids - 1);
+}
+
+int condOrder[NR_CPUS];
+unsigned int condCalls;
+
+bool recordCond(int cpu, void *)
+{
+	condOrder[condCalls++] = cpu;
+	return true;
+}
+
+TEST_F(IpiTest, CallersCondFuncIsAskedAfterTheRemoteOnes)
+{
+	condCalls = 0;
+	clearRan();
+	on_each_cpu_cond(recordCond, markRan, nullptr, 1);
+	ASSERT_EQ(condCalls, nr_cpu_ids);
+	for (unsigned int i = 0; i + 1 < nr_cpu_ids; i++)
+		EXPECT_EQ(condOrder[i], (int)i + 1) << "call " << i;
+	EXPECT_EQ(condOrder[nr_cpu_ids - 1], 0);
+	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
+		EXPECT_EQ(per_cpu(ran, cpu), 1) << "CPU " << cpu;
+}
+
+std::atomic<unsigned long> asyncRuns{0};
+
+void countAsync(void *)
+{
+	asyncRuns.fetch_add(1, std::memory_order_relaxed);
+}
+
+TEST_F(IpiTest, AsyncCallsFromSeveralCpusToOneTargetEachRunOnce)
+{
+	if (nr_cpu_ids < 3)
+		GTEST_SKIP() << "needs 3 CPUs";
+	const int target = (int)nr_cpu_ids - 1;
+	const unsigned long calls = 300;
+	auto send = [target, calls] {
+		for (unsigned long i = 0; i < calls; i++)
+			ASSERT_EQ(smp_call_function_single(target, countAsync, nullptr, 0), 0);
+	};
+	u64 deadline = kshim::clockNs() + 10000ull * 1000000ull;
+
+	/* Every sender to @target takes @target's one csd in turn. */
+	asyncRuns = 0;
+	for (int cpu = 1; cpu < target; cpu++)
+		kshim::cpuRun(cpu, send);
+	send();
+	for (int cpu = 1; cpu < target; cpu++)
+		kshim::cpuWait(cpu);
+	while (asyncRuns.load() < calls * target && kshim::clockNs() < deadline)
+		std::this_thread::yield();
+	ASSERT_EQ(smp_call_function_single(target, noop, nullptr, 1), 0);
+	EXPECT_EQ(asyncRuns.load(), calls * target);
+}
+
+TEST_F(IpiTest, SingleCallToNoSuchCpuIsENXIOAndToItselfRunsHere)
+{
+	clearRan();
+	EXPECT_EQ(smp_call_function_single(nr_cpu_ids, markRan, nullptr, 1), -ENXIO);
+	EXPECT_EQ(smp_call_function_single(nr_cpu_ids, markRan, nullptr, 0), -ENXIO);
+	/* the csd the asynchronous attempt took was given back */
+	EXPECT_EQ(smp_call_function_single(nr_cpu_ids, markRan, nullptr, 0), -ENXIO);
+	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
+		EXPECT_EQ(per_cpu(ran, cpu), 0) << "CPU " << cpu;
+	EXPECT_EQ(smp_call_function_single(0, markRan, nullptr, 1), 0);
+	EXPECT_EQ(smp_call_function_single(0, markRan, nullptr, 0), 0);
+	EXPECT_EQ(per_cpu(ran, 0), 2);
 }
 
 TEST(ShutdownTest, RebootsCleanly)

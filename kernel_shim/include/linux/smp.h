@@ -2,9 +2,10 @@
 /*
  * CPU identity and SMP cross-calls.
  *
- * CUSTOM: include/linux/smp.h and kernel/smp.c reimplemented on threads and
- * real-time signals (kernel_shim/kernel/smp.cpp). Names, argument order and
- * semantics are the kernel's.
+ * CUSTOM: include/linux/smp.h and include/linux/smp_types.h, for
+ * kernel/smp.c ported on threads and real-time signals
+ * (kernel_shim/kernel/smp.cpp, v7.3). Names, argument order and semantics
+ * are the kernel's.
  *
  * A simulated CPU is a thread that boot() made one (CPU 0 is the thread that
  * called boot()); an IPI is a real-time signal to that thread, whose handler
@@ -14,7 +15,8 @@
 
 #include <linux/compiler.h>
 #include <linux/cpumask.h>
-#include <urcu/lfstack.h>
+#include <linux/llist.h>
+#include <linux/types.h>
 
 namespace kshim {
 /*
@@ -44,6 +46,13 @@ static inline int raw_smp_processor_id(void)
 	return kshim::tlsCpu;
 }
 
+/*
+ * Preemption off, and the calling CPU's id; put_cpu() turns it back on.
+ * Macros, as the kernel's: linux/preempt.h is expanded where they are used.
+ */
+#define get_cpu() ({ preempt_disable(); smp_processor_id(); })
+#define put_cpu() preempt_enable()
+
 typedef void (*smp_call_func_t)(void *info);
 typedef bool (*smp_cond_func_t)(int cpu, void *info);
 
@@ -51,25 +60,37 @@ typedef bool (*smp_cond_func_t)(int cpu, void *info);
 #define SCF_WAIT	(1U << 0)
 #define SCF_RUN_LOCAL	(1U << 1)
 
-/* csd flags */
+/*
+ * csd flags (include/linux/smp_types.h). The shim queues only ASYNC and
+ * SYNC csds: it has no irq_work and no scheduler to queue wake-ups (TTWU).
+ */
 enum {
 	CSD_FLAG_LOCK		= 0x01,
 	CSD_TYPE_ASYNC		= 0x00,
 	CSD_TYPE_SYNC		= 0x10,
+	CSD_TYPE_IRQ_WORK	= 0x20,
+	CSD_TYPE_TTWU		= 0x30,
 	CSD_FLAG_TYPE_MASK	= 0xF0,
 };
 
 /*
- * A call-single-data: one queued cross-call.
- * userspace: the kernel's llist_node is a liburcu lock-free stack node; the
- * queue is a cds_lfs_stack, whose push also reports whether it was empty.
+ * A call-single-data: one queued cross-call. The layout of
+ * include/linux/smp_types.h on x86-64: the list node, the flags, and the
+ * sending and target CPUs (CONFIG_64BIT), read by the CSD-lock watchdog.
+ * userspace: every member starts at 0 (C++ default member initialisers), so
+ * that an initialiser naming some of them, as the kernel's on-stack csd's
+ * does, leaves the others 0 without -Wmissing-field-initializers.
  */
+struct __call_single_node {
+	struct llist_node llist = {};
+	unsigned int u_flags = 0;
+	u16 src = 0, dst = 0;
+};
+
 struct __call_single_data {
-	struct cds_lfs_node node;
-	unsigned int u_flags;
-	smp_call_func_t func;
-	void *info;
-	int dst;	/* userspace: target CPU, for the watchdog and traces */
+	struct __call_single_node node = {};
+	smp_call_func_t func = nullptr;
+	void *info = nullptr;
 };
 typedef struct __call_single_data call_single_data_t;
 
@@ -87,8 +108,14 @@ typedef struct __call_single_data call_single_data_t;
 void smp_call_function_many_cond(const struct cpumask *mask, smp_call_func_t func, void *info,
 				 unsigned int scf_flags, smp_cond_func_t cond_func);
 
-/* Run @func(@info) on @cpu (locally, IRQs off, if it is the caller). */
-int smp_call_function_single(int cpu, smp_call_func_t func, void *info, int wait);
+/*
+ * Run @func(@info) on @cpu (locally, IRQs off, if it is the caller); with
+ * @wait, return once it has run. 0, or -ENXIO if @cpu is not online. Task
+ * context on a CPU thread, IRQs on. A synchronous call uses a csd on the
+ * caller's stack; an asynchronous one the target's own csd, which every
+ * sender to that target takes in turn (the CSD lock, a compare-and-exchange).
+ */
+int smp_call_function_single(int cpu, smp_call_func_t func, void *info, bool wait);
 
 void on_each_cpu_cond_mask(smp_cond_func_t cond_func, smp_call_func_t func, void *info, bool wait,
 			   const struct cpumask *mask);
@@ -116,3 +143,9 @@ static inline void on_each_cpu_cond(smp_cond_func_t cond_func, smp_call_func_t f
  * async-signal-safe as long as the queued functions are.
  */
 void generic_smp_call_function_single_interrupt(void);
+
+/*
+ * Whether some CSD lock has been held long enough for the watchdog to have
+ * reported it, and is still held. Any context; async-signal-safe.
+ */
+bool csd_lock_is_stuck(void);
