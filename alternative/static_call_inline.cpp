@@ -27,6 +27,7 @@
 #include <linux/mutex.h>
 #include <linux/printk.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/static_call.h>
 
 extern "C" struct static_call_site __start_static_call_sites[] __attribute__((weak));
@@ -100,34 +101,50 @@ static inline void static_call_set_init(struct static_call_site *site)
 	site->key = (__static_call_key(site) | STATIC_CALL_SITE_INIT) - (long)&site->key;
 }
 
-/*
- * Port of static_call_sort_entries(), kernel/static_call_inline.c: by key,
- * through a copy of absolute addresses, a stable sort. Not yet the kernel's
- * sort() (linux/sort.h) with static_call_site_cmp()/_swap(): that heapsort
- * moves the sites of one key among themselves, and the cross-modifying-code
- * model's index of a module's sites by address (kernel_shim/xmc/tables.cpp,
- * built by the jump-label notifier's pokes, before this sort runs) would
- * then name moved entries.
- */
-static void static_call_sort_entries(struct static_call_site *start,
-				     struct static_call_site *stop)
+/* Port of static_call_site_cmp(), kernel/static_call_inline.c, v7.3 */
+static int static_call_site_cmp(const void *_a, const void *_b)
 {
-	struct Abs {
-		unsigned long addr, key;	/* the key with its flag bits */
-	};
-	std::vector<Abs> v;
+	const struct static_call_site *a = (const struct static_call_site *)_a;	/* userspace: C++ */
+	const struct static_call_site *b = (const struct static_call_site *)_b;	/* userspace: C++ */
+	const struct static_call_key *key_a = static_call_key(a);
+	const struct static_call_key *key_b = static_call_key(b);
 
-	for (struct static_call_site *s = start; s < stop; s++)
-		v.push_back({(unsigned long)static_call_addr(s), __static_call_key(s)});
-	std::stable_sort(v.begin(), v.end(), [](const Abs &a, const Abs &b) {
-		return (a.key & ~STATIC_CALL_SITE_FLAGS) < (b.key & ~STATIC_CALL_SITE_FLAGS);
-	});
-	for (size_t i = 0; i < v.size(); i++) {
-		struct static_call_site *s = start + i;
+	if (key_a < key_b)
+		return -1;
 
-		s->addr = (long)v[i].addr - (long)&s->addr;
-		s->key = (long)v[i].key - (long)&s->key;
-	}
+	if (key_a > key_b)
+		return 1;
+
+	return 0;
+}
+
+/* Port of static_call_site_swap(), kernel/static_call_inline.c, v7.3 */
+static void static_call_site_swap(void *_a, void *_b, int size)
+{
+	long delta = (unsigned long)_a - (unsigned long)_b;
+	struct static_call_site *a = (struct static_call_site *)_a;	/* userspace: C++ cast */
+	struct static_call_site *b = (struct static_call_site *)_b;	/* userspace: C++ cast */
+	struct static_call_site tmp = *a;
+
+	(void)size;	/* userspace: unused, as upstream (no -Wunused-parameter there) */
+	a->addr = b->addr  - delta;
+	a->key  = b->key   - delta;
+
+	b->addr = tmp.addr + delta;
+	b->key  = tmp.key  + delta;
+}
+
+/*
+ * Port of static_call_sort_entries(), kernel/static_call_inline.c, v7.3:
+ * the kernel's heapsort, which moves the sites of one key among
+ * themselves; the cross-modifying-code model re-indexes a table it finds
+ * sorted under it (kernel_shim/xmc/tables.cpp).
+ */
+static inline void static_call_sort_entries(struct static_call_site *start,
+					    struct static_call_site *stop)
+{
+	sort(start, stop - start, sizeof(struct static_call_site),
+	     static_call_site_cmp, static_call_site_swap);
 }
 
 static inline bool static_call_key_has_mods(struct static_call_key *key)

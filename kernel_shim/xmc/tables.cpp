@@ -423,6 +423,17 @@ void checkRequest(unsigned long addr, const u8 *bytes, unsigned int len)
 	if (siteIndexStale)
 		buildSiteIndex();
 	auto it = siteIndex.find(addr);
+	/*
+	 * The index points into the tables, which the kernel sorts in place
+	 * (static_call_sort_entries() runs after the jump-label notifier's
+	 * pokes indexed a module's tables): an entry that no longer describes
+	 * @addr means the index is stale, not that the site is gone.
+	 */
+	if (it != siteIndex.end() &&
+	    (it->second.jump ? entryCode(it->second.jump) : siteAddr(it->second.call)) != addr) {
+		buildSiteIndex();
+		it = siteIndex.find(addr);
+	}
 	if (it == siteIndex.end())
 		return;
 	/* the request, with the site's own bytes after it for the decoder */
