@@ -82,7 +82,10 @@ static DEFINE_PER_CPU(unsigned long, ct_work_flushed);
 static DEFINE_PER_CPU(unsigned long, ct_work_flush_ns);
 static DEFINE_PER_CPU(unsigned long, ct_work_flush_max_ns);
 
-/* Port of arch_context_tracking_work(), arch/x86/include/asm/context_tracking_work.h, series v7 25/31 */
+/*
+ * Port of arch_context_tracking_work(), arch/x86/include/asm/context_tracking_work.h,
+ * series v7 25/31
+ */
 noinstr void arch_context_tracking_work(enum ct_work work)
 {
 	switch (work) {
@@ -406,7 +409,7 @@ noinstr void __ct_user_enter(enum ctx_state state)
 			if (state == CT_STATE_USER) {
 				instrumentation_begin();
 				trace_user_enter(0);
-				/* userspace: no vtime_user_enter() (CONFIG_VIRT_CPU_ACCOUNTING_GEN off) */
+				/* userspace: no vtime_user_enter() (no VIRT_CPU_ACCOUNTING_GEN) */
 
 				instrumentation_end();
 			}
@@ -449,7 +452,7 @@ noinstr void __ct_user_exit(enum ctx_state state)
 			ct_kernel_enter(true, CT_RCU_WATCHING - state);
 			if (state == CT_STATE_USER) {
 				instrumentation_begin();
-				/* userspace: no vtime_user_exit() (CONFIG_VIRT_CPU_ACCOUNTING_GEN off) */
+				/* userspace: no vtime_user_exit() (no VIRT_CPU_ACCOUNTING_GEN) */
 
 				trace_user_exit(0);
 				instrumentation_end();
