@@ -62,20 +62,43 @@ int main(int argc, char **argv)
 	for (const pokelab::Command &c : cmds)
 		c.add(app);
 
-	/* CLI11 would only say that a subcommand is required: name the word it got. */
-	if (argc > 1 && argv[1][0] != '-') {
-		std::string names;
-		bool known = false;
+	app.set_version_flag("--version", std::string("pokelab ") + POKELAB_VERSION);
 
-		for (const CLI::App *sc : app.get_subcommands([](CLI::App *) { return true; })) {
-			known |= sc->get_name() == argv[1];
-			names += (names.empty() ? "" : ", ") + sc->get_name();
-		}
-		if (!known) {
-			fmt::print(stderr, "pokelab: {}: unknown command; expected one of: {}\n",
-				   argv[1], names);
+	/*
+	 * CLI11 would only say that a subcommand is required: name the word it
+	 * got, at each level ("pokelab run nosuch": the scenario).
+	 */
+	CLI::App *level = &app;
+	std::string path = "pokelab";
+	auto what = [&app](const CLI::App *l) { return l == &app ? "command" : "scenario"; };
+
+	for (int i = 1; i <= argc && (i == argc || argv[i][0] != '-'); i++) {
+		std::vector<CLI::App *> subs =
+			level->get_subcommands([](CLI::App *) { return true; });
+		std::string names;
+		CLI::App *next = nullptr;
+
+		if (subs.empty())
+			break;
+		if (i == argc) {
+			for (CLI::App *sc : subs)
+				names += (names.empty() ? "" : ", ") + sc->get_name();
+			fmt::print(stderr, "{}: expected a {} (one of: {}); try '{} --help'\n", path,
+				   what(level), names, path);
 			return pokelab::kExitUsage;
 		}
+		for (CLI::App *sc : subs) {
+			if (sc->get_name() == argv[i])
+				next = sc;
+			names += (names.empty() ? "" : ", ") + sc->get_name();
+		}
+		if (!next) {
+			fmt::print(stderr, "{}: {}: unknown {}; expected one of: {}\n", path,
+				   argv[i], what(level), names);
+			return pokelab::kExitUsage;
+		}
+		path += std::string(" ") + argv[i];
+		level = next;
 	}
 
 	try {
@@ -83,6 +106,8 @@ int main(int argc, char **argv)
 	} catch (const CLI::CallForHelp &e) {
 		return app.exit(e);
 	} catch (const CLI::CallForAllHelp &e) {
+		return app.exit(e);
+	} catch (const CLI::CallForVersion &e) {
 		return app.exit(e);
 	} catch (const CLI::ParseError &e) {
 		fmt::print(stderr, "pokelab: {}\n", e.what());

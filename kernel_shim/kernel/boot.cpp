@@ -280,8 +280,9 @@ const struct cpumask *nohzFullMask() noexcept
 
 std::string machineLine()
 {
-	std::string s = fmt::format("machine: {} CPUs on {} PUs ({}){}, kernel {}, sync_core {}",
-				    info.nrCpus, info.nrPus, info.puList,
+	std::string s = fmt::format("machine: {} CPU{} on {} PU{} ({}){}, kernel {}, sync_core {}",
+				    info.nrCpus, info.nrCpus == 1 ? "" : "s", info.nrPus,
+				    info.nrPus == 1 ? "" : "s", info.puList,
 				    info.oversubscribed ? ", oversubscribed" : "", kernelBaseline,
 				    syncCoreFlavorName(syncCoreFlavor()));
 

@@ -110,6 +110,11 @@ bool OutputFile::open(const std::string &path, std::string *err)
 		*err = "empty output file name; expected a path to a regular file";
 		return false;
 	}
+	if (path == "-") {
+		*err = "'-': outputs are files, never standard output; expected a path to a "
+		       "regular file (./- for a file named -)";
+		return false;
+	}
 	if (baseOf(path).size() > 255) {
 		*err = fmt::format("'{}': file name too long ({} bytes; at most 255)", path,
 				   baseOf(path).size());

@@ -66,5 +66,17 @@ rsvg-convert -o "$dir/run.png" "$dir/run.svg" || fail "rsvg-convert cannot rende
 	fail "40 CPUs: not 20 lanes of 2"
 grep -q '40 CPUs, 2 to a lane' "$dir/g.svg" || fail "40 CPUs: no note on the grouped lanes"
 rsvg-convert -o "$dir/g.png" "$dir/g.svg" || fail "rsvg-convert cannot render the grouped timeline"
+# What is not a trace says what it is, in one line, exit status 2.
+"$pokelab" demo --cpus 2 --flips 1 --trace-json "$dir/t.json" >/dev/null 2>&1 ||
+	fail "demo --trace-json failed"
+head -c 3000 "$dir/t.dat" >"$dir/cut.dat"
+for c in "t.json:JSON (a --trace-json file?)" "cut.dat:truncated or corrupt" \
+	 ".:a directory"; do
+	f=${c%%:*} want=${c#*:}
+	"$pokelab" timeline "$dir/$f" -o "$dir/no.svg" >"$dir/bad.out" 2>&1
+	rc=$?
+	[ "$rc" -eq 2 ] && [ "$(wc -l <"$dir/bad.out")" -eq 1 ] &&
+		grep -qF "$want" "$dir/bad.out" || fail "timeline $f: rc $rc, $(cat "$dir/bad.out")"
+done
 echo "timeline: 4 lanes, $batches batches x 4 phases, $drawn IPIs"
 exit 0

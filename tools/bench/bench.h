@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "options.h"
+
 namespace CLI {
 class App;
 }

@@ -54,13 +54,13 @@ void addBenchSubcommand(CLI::App &app)
 		->required()
 		->check(CLI::IsMember(names));
 	benchCmd->add_option("--iters", options.iters, "Iterations (1..1000)")
-		->check(CLI::Range(1u, 1000u));
+		->check(wholeNumber(1, 1000));
 	benchCmd->add_option("--rounds", options.rounds,
 			     "Operations per iteration (1..10000000; default: the benchmark's)")
-		->check(CLI::Range(1u, 10000000u));
+		->check(wholeNumber(1, 10000000));
 	benchCmd->add_option("--cpus", options.cpus,
 			     "Simulated CPUs (2..512; default: the allowed PUs)")
-		->check(CLI::Range(2u, 512u));
+		->check(wholeNumber(2, 512));
 	benchCmd->add_option("--plot", options.plot, "bench scale: write the table as an SVG plot");
 	benchCmd->add_option("params", options.params, "Boot parameters (nr_cpus=N ...)");
 }

@@ -63,6 +63,7 @@ struct DemoOptions {
 	bool traceJsonSet = false;
 	bool traceCpusSet = false;
 	std::string timeline;		/* --timeline: an SVG timeline of the run */
+	bool timelineSet = false;
 	double timelineWindow = 10;	/* --timeline-window: its last seconds */
 };
 
@@ -119,7 +120,11 @@ int runDemo(const DemoOptions &o)
 		return usageError(err);
 	for (const Output &out : outs)
 		if (!kshim::checkWritable(out.path, &err))
-			return usageError(err);
+			return usageError(fmt::format("{} {}", out.opt, err));
+	if (o.timelineSet && o.timeline.empty())
+		return usageError("--timeline \"\": empty file name; expected --timeline FILE.svg");
+	if (!o.timeline.empty() && !kshim::checkWritable(o.timeline, &err))
+		return usageError("--timeline " + err);
 	if (o.cpus)
 		cmdline += fmt::format(" nr_cpus={}", o.cpus);
 	if (!o.refs.empty())
@@ -261,9 +266,9 @@ void addDemo(CLI::App &app)
 		"demo", "Flip a 164-site static key while the other CPUs run the sites, and check "
 			"that no CPU runs stale text");
 	d->add_option("--cpus", opts.cpus, "Simulated CPUs (2..512; default: the allowed PUs)")
-		->check(wholeNumber(2, 512));
+		->check(pokelab::wholeNumber(2, 512));
 	d->add_option("--flips", opts.flips, "Key flips (1..100000)")
-		->check(wholeNumber(1, 100000));
+		->check(pokelab::wholeNumber(1, 100000));
 	d->add_option_function<std::vector<std::string>>("--trace",
 		[](const std::vector<std::string> &v) { opts.traceFiles = v; },
 		"Write the events (trace_event= chooses them) as trace-cmd report text, or as a "
@@ -281,12 +286,14 @@ void addDemo(CLI::App &app)
 			opts.traceCpus = v;
 			opts.traceCpusSet = true;
 		}, "Trace only events aimed at these CPUs (CPU list, e.g. 1-3,5)");
-	d->add_option("--timeline", opts.timeline,
-		      "Draw the run as an SVG timeline: a lane per CPU, each batch's phases, IPIs, "
-		      "INT3 traps, user/idle spans, deferred flushes (docs/timeline.md)");
+	d->add_option_function<std::string>("--timeline", [](const std::string &v) {
+			opts.timeline = v;
+			opts.timelineSet = true;
+		}, "Draw the run as an SVG timeline: a lane per CPU, each batch's phases, IPIs, "
+		   "INT3 traps, user/idle spans, deferred flushes (docs/timeline.md)");
 	d->add_option("--timeline-window", opts.timelineWindow,
 		      "Seconds of the run the timeline keeps, the last ones (0.001..3600; default 10)")
-		->check(CLI::Range(0.001, 3600.0));
+		->check(pokelab::decimalNumber(0.001, 3600.0));
 	d->add_option("--refs", opts.refs,
 		      "INT3 handler refcount: percpu (v6.16) or global (v6.15's bp_desc.refs); "
 		      "boot parameter pokelab.refs=")

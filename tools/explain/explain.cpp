@@ -429,6 +429,16 @@ int runTopic(const Topic &t)
 	std::string err;
 	int ret;
 
+	/* every output is checked before anything boots */
+	if (!opts.trace.empty()) {
+		kshim::TraceFormat f;
+
+		if (!kshim::traceFormatFor(opts.trace, "", &f, &err) ||
+		    !kshim::checkWritable(opts.trace, &err)) {
+			fmt::print(stderr, "explain: --trace {}: {}\n", opts.trace, err);
+			return kExitUsage;
+		}
+	}
 	if (!opts.timeline.empty()) {
 		if (!opts.trace.empty() && kshim::sameOutput(opts.trace, opts.timeline)) {
 			fmt::print(stderr, "explain: --trace '{}' and --timeline '{}' are the same "
@@ -494,14 +504,16 @@ void addExplain(CLI::App &app)
 		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8"}));
 	x->add_option("--trace", opts.trace,
 		      "Also write the run's trace (ipi, csd, text_poke_batch, int3_emulate): "
-		      "trace-cmd report text, or trace.dat for FILE.dat");
+		      "trace-cmd report text, or trace.dat for FILE.dat")
+		->check(outputFile("--trace"));
 	x->add_option("--timeline", opts.timeline,
 		      "Draw every machine the topic boots as an SVG timeline, one under the other "
-		      "(docs/timeline.md)");
+		      "(docs/timeline.md)")
+		->check(outputFile("--timeline", "FILE.svg"));
 	x->add_option("--timeline-window", opts.timelineWindow,
 		      "Seconds of each machine the timeline keeps, the last ones (0.001..3600; "
 		      "default 10)")
-		->check(CLI::Range(0.001, 3600.0));
+		->check(decimalNumber(0.001, 3600.0));
 	x->add_option("params", opts.params, "Boot parameters, kernel command-line style");
 }
 

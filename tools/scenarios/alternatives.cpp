@@ -208,10 +208,10 @@ int runAlternatives(const Common &common, unsigned int repeats)
 
 	kshim::XmcStats x = kshim::xmcStats();
 
-	report += fmt::format("\ncheck: sync_core() calls {}, bytes {}; {} -> {}\n",
+	report += fmt::format("\n{}\ncheck: sync_core() calls {}, bytes {}, {} model "
+			      "violations -> {}\n", kshim::xmcVerdict(x),
 			      countsOk ? "1 per site, then 1 per pass" : "NOT 1 per site, then 1",
-			      bytesOk ? "identical" : "DIFFERENT",
-			      kshim::xmcVerdict(x),
+			      bytesOk ? "identical" : "DIFFERENT", x.violations,
 			      countsOk && bytesOk && !x.violations ? "PASS" : "FAIL");
 	fmt::print("{}", report);
 	kshim::shutdown();
@@ -233,9 +233,9 @@ int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--sites", optSites,
 			"Generated sites to patch besides the program's own (default: all)")
-		->check(CLI::Range(1ul, 1000000ul));
+		->check(wholeNumber(1, 1000000));
 	sub->add_option("--repeats", optRepeats, "Passes per variant and flavour (median)")
-		->check(CLI::Range(1u, 1000u));
+		->check(wholeNumber(1, 1000));
 	return runFromCli;
 }
 

@@ -166,14 +166,14 @@ int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--cpus", optCpus, "Simulated CPUs per machine (CPU 0 patches, the rest "
 			"run the sites; at least 3, so that two CPUs can share a refs line)")
-		->check(CLI::Range(3u, 256u))
+		->check(wholeNumber(3, 256))
 		->capture_default_str();
 	sub->add_option("--flips", optFlips, "Key flips per refs mode (each a 164- and a 2-entry "
 			"batch)")
-		->check(CLI::Range(1u, 100000u))
+		->check(wholeNumber(1, 100000))
 		->capture_default_str();
 	sub->add_option("--rounds", optRounds, "Alternations of the two modes (one machine each)")
-		->check(CLI::Range(1u, 100u))
+		->check(wholeNumber(1, 100))
 		->capture_default_str();
 	return runCli;
 }

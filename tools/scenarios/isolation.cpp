@@ -685,12 +685,19 @@ int runVariants(const Common &common)
 			}
 			policies.push_back(p);
 		}
-		/* each is compared with off, which runs first; "off" alone is off against off */
-		if (policies.size() > 1 && std::find(policies.begin(), policies.end(), "off") !=
-						   policies.end())
+		/* each is compared with off, which runs first */
+		if (std::find(policies.begin(), policies.end(), "off") != policies.end())
 			policies.erase(std::find(policies.begin(), policies.end(), "off"));
 	} else {
 		policies.push_back(opts.defer);
+	}
+	/* off against off compares nothing, and both would be trace-off.txt */
+	if (policies.empty() || policies == std::vector<std::string>{"off"}) {
+		fmt::print(stderr, "run isolation: {} off: off is the baseline every policy is "
+			   "compared with; expected --ct-defer off,P[,P...] or --defer P, P one of "
+			   "v7, v7-tlbi, v8, v5, pokelab-catchup\n",
+			   opts.ctDefer.empty() ? "--defer" : "--ct-defer");
+		return 2;
 	}
 	/* the kept traces: checked before anything boots, as every output is */
 	if (!opts.traceDir.empty()) {
@@ -762,10 +769,10 @@ int runBoth(const Common &common)
 int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--cpus", opts.cpus, "Simulated CPUs (the upper half isolated)")
-		->check(CLI::Range(3u, (unsigned int)NR_CPUS));
+		->check(wholeNumber(3, NR_CPUS));
 	sub->add_option("--isolated", opts.isolated,
 			"Isolated (nohz_full) CPUs, the highest-numbered (default: half)")
-		->check(CLI::Range(1u, (unsigned int)NR_CPUS));
+		->check(wholeNumber(1, NR_CPUS));
 	sub->add_option("--seconds", opts.seconds, "Load duration per variant, seconds")
 		->check(CLI::Validator(
 			[](std::string &v) -> std::string {
@@ -780,22 +787,22 @@ int (*setup(CLI::App *sub))(const Common &)
 			"0.1..3600"));
 	sub->add_option("--syscall-ms", opts.syscallMs,
 			"Isolated CPUs: one system call every this many ms")
-		->check(CLI::Range(1u, 60000u));
+		->check(wholeNumber(1, 60000));
 	sub->add_option("--interval-ms", opts.intervalMs,
 			"Housekeeping: pause between patching operations, ms (0..10000)")
-		->check(CLI::Range(0u, 10000u));
+		->check(wholeNumber(0, 10000));
 	CLI::Option *ct = sub->add_option("--ct-defer", opts.ctDefer,
 			"Policies, a comma list: each is compared with off, which runs first "
 			"(default off,v7; e.g. off,v7,v7-tlbi,v8); boot parameter "
 			"pokelab.ct_defer= of each machine");
 	sub->add_option("--defer", opts.defer,
 			"Policy compared with off (default v7; v7-tlbi and v8 also gate kernel TLB "
-			"flushes; 'off' is the broken comparison "
-			"the census check must reject)")
+			"flushes)")
 		->check(CLI::IsMember({"v7", "v7-tlbi", "v8", "v5", "pokelab-catchup", "off"}))
 		->excludes(ct);
 	sub->add_option("--trace-dir", opts.traceDir,
-			"Keep the filtered traces as DIR/trace-off.txt and DIR/trace-v7.txt")
+			"Keep the filtered traces, one per policy: DIR/trace-off.txt, "
+			"DIR/trace-POLICY.txt")
 		->check(CLI::ExistingDirectory);
 	return runBoth;
 }

@@ -179,10 +179,10 @@ int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--producers", optProducers,
 			"Producer CPUs calling the traced function (bench's -p)")
-		->check(CLI::Range(1u, 255u));
+		->check(wholeNumber(1, 255));
 	sub->add_option("--seconds", optSeconds,
 			"Measured 1-second iterations per guard, after one warm-up (bench's -d)")
-		->check(CLI::Range(1u, 3600u));
+		->check(wholeNumber(1, 3600));
 	return runFromCli;
 }
 

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "options.h"
+
 namespace CLI {
 class App;
 }
@@ -48,9 +50,12 @@ struct Scenario {
 	int (*reproduce)(const Common &common);
 	/*
 	 * Why --timeline has nothing to draw for this scenario (no text is
-	 * patched while other CPUs run), or nullptr when it draws one.
+	 * patched while other CPUs run), or nullptr when it draws one (it
+	 * records through ScenarioTimeline). A scenario that says nothing draws
+	 * none, and --timeline is refused.
 	 */
-	const char *noTimeline;
+	const char *noTimeline = "it records no timeline (a scenario draws one through "
+				 "ScenarioTimeline, docs/timeline.md)";
 };
 
 void registerScenario(const Scenario &s);

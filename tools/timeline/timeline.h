@@ -105,10 +105,11 @@ std::unique_ptr<kshim::TraceSink> maskTraceSink(std::unique_ptr<kshim::TraceSink
 /*
  * Read `trace-cmd report` text (what --trace FILE writes) back into events:
  * the types, CPUs, times, targets, masks and phases a timeline draws;
- * *@nrCpus from the "cpus=" header. Lines of other events are skipped.
+ * *@nrCpus from the "cpus=" header. Lines of other events are skipped;
+ * *@lines (if not NULL) counts every event line read, drawn or not.
  * False with one line naming the line number in *@err.
  */
 bool parseTraceReport(std::istream &in, std::vector<kshim::TraceEvent> *events,
-		      unsigned int *nrCpus, std::string *err);
+		      unsigned int *nrCpus, std::string *err, unsigned long *lines = nullptr);
 
 } /* namespace pokelab */

@@ -4,6 +4,7 @@
  * a run wrote, trace-cmd report text or a trace.dat (read through
  * `trace-cmd report`), and the reader of that text (timeline.h).
  */
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <map>
 #include <regex>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,7 +87,7 @@ int workOf(const std::string &name)
 } /* namespace */
 
 bool parseTraceReport(std::istream &in, std::vector<TraceEvent> *events, unsigned int *nrCpus,
-		      std::string *err)
+		      std::string *err, unsigned long *lines)
 {
 	static const std::regex line(R"(^\s*.*-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+(\w+):\s*(.*)$)");
 	static const std::regex lost(R"(^CPU:(\d+) \[(\d+) EVENTS DROPPED\]$)");
@@ -128,6 +130,8 @@ bool parseTraceReport(std::istream &in, std::vector<TraceEvent> *events, unsigne
 			continue;
 		}
 		any = true;
+		if (lines)
+			(*lines)++;
 		auto t = types.find(m[5]);
 
 		if (t == types.end())
@@ -246,15 +250,50 @@ int runTimeline()
 			   opts.out);
 		return kExitUsage;
 	}
+	struct stat st;
+
+	if (!stat(opts.trace.c_str(), &st) && S_ISDIR(st.st_mode)) {
+		fmt::print(stderr, "timeline: {}: a directory; expected a trace file (trace-cmd "
+			   "report text or a trace.dat)\n", opts.trace);
+		return kExitUsage;
+	}
 	if (isDat(opts.trace) && !reportOf(opts.trace, &text, &err)) {
-		fmt::print(stderr, "timeline: {}: {}\n", opts.trace, err);
+		fmt::print(stderr, "timeline: {}: truncated or corrupt trace.dat ({})\n", opts.trace,
+			   err);
 		return kExitUsage;
 	}
 	std::ifstream file(opts.trace);
 	std::istringstream mem(text);
+	unsigned long lines = 0;
 
+	if (text.empty()) {
+		/* what the first bytes say it is, before reading it as report text */
+		char head[4096];
+		size_t n;
+
+		file.read(head, sizeof(head));
+		n = (size_t)file.gcount();
+		file.clear();
+		file.seekg(0);
+		size_t i = 0;
+
+		while (i < n && isspace((unsigned char)head[i]))
+			i++;
+		if (i < n && (head[i] == '{' || head[i] == '[')) {
+			fmt::print(stderr, "timeline: {}: JSON (a --trace-json file?), which it does "
+				   "not read; expected trace-cmd report text or a trace.dat\n",
+				   opts.trace);
+			return kExitUsage;
+		}
+		if (memchr(head, '\0', n) || (n >= 3 && !memcmp(head, "\x17\x08\x44", 3))) {
+			fmt::print(stderr, "timeline: {}: binary, and not a whole trace.dat (truncated "
+				   "or corrupt?); expected trace-cmd report text or a trace.dat\n",
+				   opts.trace);
+			return kExitUsage;
+		}
+	}
 	if (!parseTraceReport(text.empty() ? (std::istream &)file : (std::istream &)mem, &ev, &nr,
-			      &err)) {
+			      &err, &lines)) {
 		fmt::print(stderr, "timeline: {}: {}; expected trace-cmd report text or a trace.dat\n",
 			   opts.trace, err);
 		return kExitUsage;
@@ -268,7 +307,8 @@ int runTimeline()
 		fmt::print(stderr, "timeline: {}\n", err);
 		return 1;
 	}
-	fmt::print("timeline: {} events on {} CPUs -> {}\n", ev.size(), nr, opts.out);
+	fmt::print("timeline: {} events read, {} of them of the kinds it draws, on {} CPUs -> {}\n",
+		   lines, ev.size(), nr, opts.out);
 	return 0;
 }
 
