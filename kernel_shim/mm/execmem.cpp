@@ -34,12 +34,27 @@ std::vector<long> freeOffsets;
 std::map<unsigned long, long> pageOffset;
 std::mutex lock;
 
-/* The ROX cache: its pages, the free ones (reused last-freed first), one grower at a time. */
+/*
+ * The ROX cache: its pages, the free ones (reused last-freed first), the
+ * pages of each allocation of more than one (its first page -> how many;
+ * the kernel's busy_areas), one grower at a time.
+ */
 constexpr unsigned int kCacheGrowPages = 16;
 std::set<unsigned long> cachePages;
 std::vector<void *> cacheFree;
+std::map<unsigned long, unsigned int> cacheBusy;
 std::mutex cacheLock;
 void (*fillRox)(void *ptr, size_t size);
+
+/* The read-write areas of more than one page: first page -> pages (vfree()'s vm_struct). */
+std::map<unsigned long, unsigned int> areaPages;
+std::mutex areaLock;
+
+/* PAGE_ALIGN(@size) in pages; at least one (a zero-sized allocation still takes a page) */
+unsigned int pagesOf(size_t size)
+{
+	return size <= kPage ? 1 : (unsigned int)((size + kPage - 1) / kPage);
+}
 
 /* Once: can this host map a memfd page executable? (vm.memfd_noexec, noexec mounts) */
 bool memfdUsable()
@@ -149,89 +164,151 @@ void *mapPages(unsigned int n)
 	return NULL;
 }
 
-/* Port of execmem_cache_populate(), mm/execmem.c: INT3-filled, then ROX (cacheLock held) */
-bool execmem_cache_populate(void)
+/*
+ * Port of execmem_cache_populate(), mm/execmem.c: INT3-filled, then ROX
+ * (cacheLock held). userspace: at least @n pages, in steps of
+ * kCacheGrowPages (the kernel: a PMD-sized area, or just @size).
+ */
+bool execmem_cache_populate(unsigned int n)
 {
-	void *p = mapPages(kCacheGrowPages);
+	unsigned int grow = (n + kCacheGrowPages - 1) / kCacheGrowPages * kCacheGrowPages;
+	void *p = mapPages(grow);
 
 	if (!p)
 		return false;
-	execmem_fill_trapping_insns(p, kCacheGrowPages * kPage, true);
-	set_memory_rox((unsigned long)p, kCacheGrowPages);
-	for (unsigned int i = kCacheGrowPages; i--;) {
+	execmem_fill_trapping_insns(p, grow * kPage, true);
+	set_memory_rox((unsigned long)p, grow);
+	for (unsigned int i = grow; i--;) {
 		cachePages.insert((unsigned long)p + i * kPage);
 		cacheFree.push_back((char *)p + i * kPage);
 	}
 	return true;
 }
 
-/* Port of execmem_cache_alloc(), mm/execmem.c */
-void *execmem_cache_alloc(void)
+/* @n contiguous free pages of the cache, taken off the free list; NULL if none (cacheLock held) */
+void *cacheTakeRun(unsigned int n)
+{
+	std::set<unsigned long> free;
+	unsigned long run = 0, len = 0;
+
+	if (n == 1) {
+		void *p = cacheFree.back();
+
+		cacheFree.pop_back();
+		return p;
+	}
+	for (void *p : cacheFree)
+		free.insert((unsigned long)p);
+	for (unsigned long a : free) {
+		if (len && a == run + len * kPage)
+			len++;
+		else
+			run = a, len = 1;
+		if (len == n)
+			break;
+	}
+	if (len < n)
+		return NULL;
+	std::erase_if(cacheFree, [&](void *p) {
+		return (unsigned long)p >= run && (unsigned long)p < run + n * kPage;
+	});
+	cacheBusy[run] = n;
+	return (void *)run;
+}
+
+/* Port of execmem_cache_alloc(), mm/execmem.c: @size bytes, in whole pages */
+void *execmem_cache_alloc(size_t size)
 {
 	std::lock_guard<std::mutex> lk(cacheLock);
-	void *p;
+	unsigned int n = pagesOf(size);
+	void *p = cacheFree.empty() ? NULL : cacheTakeRun(n);
 
-	if (cacheFree.empty() && !execmem_cache_populate())
+	if (!p && (!execmem_cache_populate(n) || !(p = cacheTakeRun(n))))
 		return NULL;
-	p = cacheFree.back();
-	cacheFree.pop_back();
-	kshim::xmcTextHidden(p, kPage);	/* userspace: its own hidden range from now on */
+	kshim::xmcTextHidden(p, n * kPage);	/* userspace: its own hidden range from now on */
 	return p;
 }
 
 /* Port of execmem_cache_free(), mm/execmem.c: INT3 over it, back to the cache */
 bool execmem_cache_free(void *ptr)
 {
+	unsigned int n = 1;
+
 	{
 		std::lock_guard<std::mutex> lk(cacheLock);
+		auto it = cacheBusy.find((unsigned long)ptr);
 
 		if (!cachePages.count((unsigned long)ptr))
 			return false;
+		if (it != cacheBusy.end()) {
+			n = it->second;
+			cacheBusy.erase(it);
+		}
 	}
 	/* userspace: its owner is done with it (module gone, program detached) */
-	kshim::xmcTextHidden(ptr, kPage);
-	execmem_fill_trapping_insns(ptr, kPage, false);
+	kshim::xmcTextHidden(ptr, n * kPage);
+	execmem_fill_trapping_insns(ptr, n * kPage, false);
 	std::lock_guard<std::mutex> lk(cacheLock);
-	cacheFree.push_back(ptr);
+	for (unsigned int i = n; i--;)
+		cacheFree.push_back((char *)ptr + i * kPage);
 	return true;
 }
 
 } /* namespace */
 
-/* Port of execmem_alloc(), mm/execmem.c (one page; see linux/execmem.h) */
+/* Port of execmem_alloc(), mm/execmem.c (whole pages; see linux/execmem.h) */
 void *execmem_alloc(enum execmem_type type, size_t size)
 {
-	if (size > kPage)
-		return NULL;
 	/*
 	 * arch/x86/mm/init.c, execmem_arch_setup() (v7.3): module text comes
 	 * from the ROX cache; EXECMEM_BPF is PAGE_KERNEL memory, which
 	 * bpf_prog_pack fills and makes ROX itself (set_memory_rox()).
 	 */
 	if (type == EXECMEM_MODULE_TEXT)
-		return execmem_cache_alloc();
+		return execmem_cache_alloc(size);
 	return execmem_alloc_rw(type, size);
 }
 
-/* Port of execmem_alloc_rw(), mm/execmem.c */
+/* Port of execmem_alloc_rw(), mm/execmem.c (never the ROX cache here: linux/execmem.h) */
 void *execmem_alloc_rw(enum execmem_type type, size_t size)
 {
+	unsigned int n = pagesOf(size);
+	void *p;
+
 	(void)type;
-	if (size > kPage)
-		return NULL;
-	return mapPages(1);
+	p = mapPages(n);
+	if (p && n > 1) {
+		std::lock_guard<std::mutex> lk(areaLock);
+
+		areaPages[(unsigned long)p] = n;
+	}
+	return p;
 }
 
 /* Port of execmem_free(), mm/execmem.c: to the ROX cache, or vfree() with VM_FLUSH_RESET_PERMS */
 void execmem_free(void *ptr)
 {
+	unsigned long a = (unsigned long)ptr, end;
+	unsigned int n = 1;
+
 	if (!ptr || execmem_cache_free(ptr))
 		return;
-	kshim::xmcTextPublish(ptr, kPage);	/* userspace: the model forgets the range */
-	unmapPage((unsigned long)ptr);
-	kshim::tlbKernelRangeChanged((unsigned long)ptr, (unsigned long)ptr + kPage);	/* MODEL */
+	{
+		std::lock_guard<std::mutex> lk(areaLock);
+		auto it = areaPages.find(a);
+
+		if (it != areaPages.end()) {
+			n = it->second;
+			areaPages.erase(it);
+		}
+	}
+	end = a + n * kPage;
+	kshim::xmcTextPublish(ptr, n * kPage);	/* userspace: the model forgets the range */
+	for (unsigned int i = 0; i < n; i++)
+		unmapPage(a + i * kPage);
+	kshim::tlbKernelRangeChanged(a, end);	/* MODEL */
 	/* vm_reset_perms(): one flush for it and every lazily freed area */
-	kshim::vmUnmapAliases((unsigned long)ptr, (unsigned long)ptr + kPage, true);
+	kshim::vmUnmapAliases(a, end, true);
 }
 
 /* Port of set_memory_rox(), arch/x86/mm/pat/set_memory.c */

@@ -5,27 +5,33 @@
  * PORT: written fresh after include/linux/execmem.h and mm/execmem.c (the
  * ROX cache, EXECMEM_ROX_CACHE, x86-64 since v6.14; execmem_alloc_rw(),
  * v6.17), arch/x86/mm/init.c's execmem_fill_trapping_insns(), and
- * set_memory_rox() of arch/x86/mm/pat/set_memory.c, for what pokelab's
- * scenarios need: one page at a time.
+ * set_memory_rox() of arch/x86/mm/pat/set_memory.c, in whole pages: an
+ * allocation of @size bytes is PAGE_ALIGN(@size) bytes of contiguous pages
+ * (one page for a @size of 0).
  *
  * Two kinds of allocation, as on x86-64 today:
- *  - execmem_alloc(EXECMEM_MODULE_TEXT or EXECMEM_BPF): a page of the ROX
- *    cache. It is read-only and executable from the start and filled with
- *    INT3; its owner writes it with text_poke_copy(), and execmem_free()
- *    fills it with INT3 again (text_poke_set()) and keeps it for the next
+ *  - execmem_alloc(EXECMEM_MODULE_TEXT): pages of the ROX cache. They are
+ *    read-only and executable from the start and filled with INT3; their
+ *    owner writes them with text_poke_copy(), and execmem_free() fills
+ *    them with INT3 again (text_poke_set()) and keeps them for the next
  *    allocation. No page-table change, hence no TLB flush, per allocation.
- *    The cache grows by 16 pages at a time (the kernel: a 2 MiB page),
- *    made ROX by set_memory_rox(), whose cpa_flush() is a direct
- *    flush_tlb_all() that v7 28-31 do not gate: growing it IPIs every CPU.
+ *    The cache grows by 16 pages at a time, or as many more as one
+ *    allocation needs (the kernel: a 2 MiB page), made ROX by
+ *    set_memory_rox(), whose cpa_flush() is a direct flush_tlb_all() that
+ *    v7 28-31 do not gate: growing it IPIs every CPU. An allocation of
+ *    several pages takes a run of contiguous free ones.
  *  - execmem_alloc_rw() (and execmem_alloc() of any other type, EXECMEM_BPF
- *    included): a read-write page (module data; or text its owner makes
- *    ROX with set_memory_rox(), as bpf_prog_pack and ftrace's trampolines
- *    do). execmem_free() unmaps
- *    it and, as vfree() of a VM_FLUSH_RESET_PERMS area does
- *    (vm_reset_perms()), flushes its range widened to every lazily freed
- *    vmalloc area (kshim::vmUnmapAliases(), linux/vmalloc.h).
+ *    included): read-write pages (module memory, text included, which the
+ *    loader makes ROX with set_memory_rox(); text bpf_prog_pack and
+ *    ftrace's trampolines make ROX the same way). userspace: upstream's
+ *    execmem_alloc_rw() takes module text from the ROX cache and makes it
+ *    writable (execmem_force_rw()); here it never takes the cache, so a
+ *    module's text is not is_rox and needs no execmem_restore_rox().
+ *    execmem_free() unmaps them and, as vfree() of a VM_FLUSH_RESET_PERMS
+ *    area does (vm_reset_perms()), flushes their range widened to every
+ *    lazily freed vmalloc area (kshim::vmUnmapAliases(), linux/vmalloc.h).
  *
- * userspace: a page is mapped within 1 GiB of the executable
+ * userspace: pages are mapped within 1 GiB of the executable
  * (MAP_FIXED_NOREPLACE), in a window 512 MiB away from it (below a PIE's
  * text, above a non-PIE's and its heap), so that a batch's s32 rel_addr
  * reaches it, as the kernel's module area is within 2 GiB of its text. It
@@ -52,15 +58,16 @@ enum execmem_type {
 };
 
 /*
- * A page for @type near the text, or NULL (@size > 4096, or none free):
- * module text from the ROX cache (read-only, INT3-filled; write it with
- * text_poke_copy()), any other type (BPF's too) read-write.
+ * PAGE_ALIGN(@size) bytes of contiguous pages for @type near the text, or
+ * NULL (no room): module text from the ROX cache (read-only, INT3-filled;
+ * write it with text_poke_copy()), any other type (BPF's too) read-write.
  */
 void *execmem_alloc(enum execmem_type type, size_t size);
-/* A read-write page for @type near the text, never from the ROX cache, or NULL. */
+/* The same read-write, never from the ROX cache, or NULL. */
 void *execmem_alloc_rw(enum execmem_type type, size_t size);
 /*
- * A ROX cache page: INT3-filled and kept. Any other page: unmapped, and its
+ * Free what execmem_alloc() or execmem_alloc_rw() returned, all its pages:
+ * ROX cache pages are INT3-filled and kept; any others unmapped, and their
  * range (widened to the lazy vmalloc areas) flushed on every CPU. NULL is a
  * no-op.
  */
