@@ -16,6 +16,8 @@ int ref_module(struct module *a, struct module *b);
 void module_unload_free(struct module *mod);
 /* UNFORMED, its uses dropped, off the list, a grace period, its memory freed. */
 void free_module(struct module *mod);
+/* Free each memory type of @mod, MOD_DATA last, then struct module. */
+void free_mod_mem(struct module *mod);
 /* Free one memory type of @mod (execmem_free()). */
 void module_memory_free(struct module *mod, enum mod_mem_type type);
 /* userspace: struct module and the loader's copy of the object (allocated apart). */

@@ -3,8 +3,9 @@
  * The module list, its lookups, module references and the module notifier
  * chain (linux/module.h).
  *
- * Port of the parts of kernel/module/main.c, v6.16, that the rest of the
- * kernel reads. userspace: see linux/module.h.
+ * Port of the parts of kernel/module/main.c, v7.3, that the rest of the
+ * kernel reads, and of its exported-symbol search (find_symbol(), for the
+ * loader and symbol_get()). userspace: see linux/module.h.
  */
 #include <atomic>
 #include <cerrno>
@@ -12,8 +13,10 @@
 #include <mutex>
 
 #include <linux/bug.h>
+#include <linux/export.h>
 #include <linux/module.h>
 #include <linux/notifier.h>
+#include <linux/printk.h>
 
 #include "internal.h"
 
@@ -39,9 +42,10 @@ int unregister_module_notifier(struct notifier_block *nb)
 
 bool within_module_mem_type(unsigned long addr, const struct module *mod, enum mod_mem_type type)
 {
-	unsigned long base = (unsigned long)mod->mem[type].base;
+	/* userspace: lock-free readers: do_init_module() clears the init types under them */
+	unsigned long base = (unsigned long)READ_ONCE(mod->mem[type].base);
 
-	return base && addr - base < mod->mem[type].size;
+	return base && addr - base < READ_ONCE(mod->mem[type].size);
 }
 
 bool within_module(unsigned long addr, const struct module *mod)
@@ -52,27 +56,53 @@ bool within_module(unsigned long addr, const struct module *mod)
 	return false;
 }
 
-/* Port of __module_address(), kernel/module/main.c (the list walk for mod_find()) */
-struct module *__module_address(unsigned long addr)
+/*
+ * userspace: mod_find() without a tree: the module on the array whose
+ * memory holds @addr, formed or not
+ */
+static struct module *mod_find(unsigned long addr)
 {
 	for (auto &slot : modules) {
 		struct module *mod = slot.load(std::memory_order_acquire);
 
-		if (mod && mod->state != MODULE_STATE_UNFORMED && within_module(addr, mod))
+		if (mod && within_module(addr, mod))
 			return mod;
 	}
-	return nullptr;
+	return NULL;
 }
 
-/* Port of __module_text_address(), kernel/module/main.c */
+/* Port of __module_address(), kernel/module/main.c, v7.3 */
+struct module *__module_address(unsigned long addr)
+{
+	struct module *mod;
+
+	/* userspace: no mod_tree bounds to check first: the walk is the lookup */
+
+	mod = mod_find(addr);	/* userspace: the array's walk (mod_find() above) */
+	if (mod) {
+		/*
+		 * userspace: no BUG_ON(!within_module()): mod_find() and it
+		 * read mem[] apart, and do_init_module() may clear the init
+		 * types between (upstream's mod_tree_remove_init() does not
+		 * wait for the readers either)
+		 */
+		if (READ_ONCE(mod->state) == MODULE_STATE_UNFORMED)	/* userspace: lock-free */
+			mod = NULL;
+	}
+	return mod;
+}
+
+/* Port of __module_text_address(), kernel/module/main.c, v7.3 */
 struct module *__module_text_address(unsigned long addr)
 {
 	struct module *mod = __module_address(addr);
-
-	if (mod && !within_module_mem_type(addr, mod, MOD_TEXT) &&
-	    !within_module_mem_type(addr, mod, MOD_INIT_TEXT) &&
-	    !within_module_mem_type(addr, mod, MOD_NOINSTR_TEXT))
-		mod = nullptr;
+	if (mod) {
+		/* its text, or not a text address */
+		if (!within_module_mem_type(addr, mod, MOD_TEXT) &&
+		    !within_module_mem_type(addr, mod, MOD_INIT_TEXT) &&
+		    !within_module_mem_type(addr, mod, MOD_NOINSTR_TEXT))	/* series v7 25/31 */
+			mod = NULL;
+	}
 	return mod;
 }
 
@@ -94,15 +124,96 @@ bool is_module_noinstr_text_address(unsigned long addr)
 	return mod && within_module_mem_type(addr, mod, MOD_NOINSTR_TEXT);
 }
 
-struct module *find_module(const char *name)
+/* userspace: the table's entry for @name, or NULL; its order is the link's, not sorted */
+static const struct kernel_symbol *lookup_symbol(const char *name,
+						 const struct kernel_symbol *start,
+						 const struct kernel_symbol *stop)
 {
-	for (auto &slot : modules) {
-		struct module *mod = slot.load(std::memory_order_acquire);
+	for (const struct kernel_symbol *sym = start; sym && sym < stop; sym++)
+		if (!strcmp(name, kernel_symbol_name(sym)))
+			return sym;
+	return NULL;
+}
 
-		if (mod && mod->state != MODULE_STATE_UNFORMED && !strcmp(mod->name, name))
+/* Port of find_exported_symbol_in_section(), kernel/module/main.c, v7.3 */
+static bool find_exported_symbol_in_section(const struct symsearch *syms,
+					    struct module *owner,
+					    struct find_symbol_arg *fsa)
+{
+	const struct kernel_symbol *sym;	/* userspace: const, the tables are */
+
+	/* userspace: a linear search: no build step sorts pokelab's tables by name */
+	sym = lookup_symbol(fsa->name, syms->start, syms->stop);
+	if (!sym)
+		return false;
+
+	/* userspace: no license flags (__kflagstab): every export may be used */
+
+	fsa->owner = owner;
+	/* userspace: no versions (__kcrctab) */
+
+	fsa->sym = sym;
+	/* userspace: no license flags */
+
+	return true;
+}
+
+/* Port of find_symbol(), kernel/module/main.c, v7.3 */
+bool find_symbol(struct find_symbol_arg *fsa)
+{
+	const struct symsearch syms = {
+		.start		= __start_ksymtab,	/* userspace: linux/export.h's section */
+		.stop		= __stop_ksymtab,	/* userspace: linux/export.h's section */
+	};
+	struct module *mod;
+
+	if (find_exported_symbol_in_section(&syms, NULL, fsa))
+		return true;
+
+	/* userspace: the array of linux/module.h, its slots read with acquire loads */
+	for (auto &slot : modules) {
+		mod = slot.load(std::memory_order_acquire);
+		if (!mod)
+			continue;
+		const struct symsearch syms = {
+			.start		= mod->syms,
+			.stop		= mod->syms + mod->num_syms,
+		};
+
+		if (READ_ONCE(mod->state) == MODULE_STATE_UNFORMED)	/* userspace: lock-free */
+			continue;
+
+		if (find_exported_symbol_in_section(&syms, mod, fsa))
+			return true;
+	}
+
+	pr_debug("Failed to find symbol %s\n", fsa->name);
+	return false;
+}
+
+/* Port of find_module_all(), kernel/module/main.c, v7.3 */
+struct module *find_module_all(const char *name, size_t len,
+			       bool even_unformed)
+{
+	struct module *mod;
+
+	/* userspace: the array of linux/module.h, its slots read with acquire loads */
+	for (auto &slot : modules) {
+		mod = slot.load(std::memory_order_acquire);
+		if (!mod)
+			continue;
+		if (!even_unformed && READ_ONCE(mod->state) == MODULE_STATE_UNFORMED)
+			continue;
+		if (strlen(mod->name) == len && !memcmp(mod->name, name, len))
 			return mod;
 	}
-	return nullptr;
+	return NULL;
+}
+
+/* Port of find_module(), kernel/module/main.c, v7.3 */
+struct module *find_module(const char *name)
+{
+	return find_module_all(name, strlen(name), false);
 }
 
 /* Port of __module_get(), kernel/module/main.c, v7.3 */

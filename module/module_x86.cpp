@@ -9,45 +9,67 @@
 #include <fmt/format.h>
 
 #include <asm/alternative.h>
+#include <asm/text-patching.h>
+#include <linux/mutex.h>
 #include <linux/printk.h>
 #include <pokelab/module_load.h>
 
-/*
- * Port of __write_relocate_add() / apply_relocate_add(),
- * arch/x86/kernel/module.c, v6.16: each RELA entry of @relsec, applied to
- * the section it names. The loader writes the module's pages in place
- * (read-write until it goes live), so "write" is a memcpy.
- */
-int apply_relocate_add(Elf64_Shdr *sechdrs, const char *strtab, unsigned int symindex,
-		       unsigned int relsec, struct module *me)
-{
-	Elf64_Rela *rel = (Elf64_Rela *)sechdrs[relsec].sh_addr;
-	static const u64 zero = 0;
-	unsigned int i;
-	u64 val = 0;
+/* arch/x86/kernel/module.c: its debugging output, compiled out */
+#define DEBUGP(fmt, ...)	do { } while (0)
 
-	(void)strtab;
+/*
+ * Port of __write_relocate_add(), arch/x86/kernel/module.c, v7.3: each
+ * RELA entry of @relsec, applied (or, for livepatch, cleared) with @write
+ */
+static int __write_relocate_add(Elf64_Shdr *sechdrs,
+		   const char *strtab __maybe_unused,
+		   unsigned int symindex,
+		   unsigned int relsec,
+		   struct module *me,
+		   void *(*write)(void *dest, const void *src, size_t len),
+		   bool apply)
+{
+	unsigned int i;
+	Elf64_Rela *rel = (Elf64_Rela *)sechdrs[relsec].sh_addr;	/* userspace: C++ cast */
+	Elf64_Sym *sym;
+	void *loc;
+	u64 val;
+	u64 zero = 0ULL;
+
+	DEBUGP("%s relocate section %u to %u\n",
+	       apply ? "Applying" : "Clearing",
+	       relsec, sechdrs[relsec].sh_info);
+
 	for (i = 0; i < sechdrs[relsec].sh_size / sizeof(*rel); i++) {
 		size_t size;
-		/* where to write, and the symbol it names (already relocated) */
-		u8 *loc = (u8 *)sechdrs[sechdrs[relsec].sh_info].sh_addr + rel[i].r_offset;
-		Elf64_Sym *sym = (Elf64_Sym *)sechdrs[symindex].sh_addr + ELF64_R_SYM(rel[i].r_info);
+
+		/* where the value goes */
+		loc = (char *)sechdrs[sechdrs[relsec].sh_info].sh_addr	/* userspace: C++ cast */
+			+ rel[i].r_offset;
+
+		/* the symbol it names, resolved by simplify_symbols() */
+		sym = (Elf64_Sym *)sechdrs[symindex].sh_addr
+			+ ELF64_R_SYM(rel[i].r_info);
+
+		DEBUGP("type %d st_value %Lx r_addend %Lx loc %Lx\n",
+		       (int)ELF64_R_TYPE(rel[i].r_info),
+		       sym->st_value, rel[i].r_addend, (u64)loc);
 
 		val = sym->st_value + rel[i].r_addend;
 
 		switch (ELF64_R_TYPE(rel[i].r_info)) {
 		case R_X86_64_NONE:
-			continue;
+			continue;  /* nothing to write */
 		case R_X86_64_64:
 			size = 8;
 			break;
 		case R_X86_64_32:
-			if (val != (u32)val)
+			if (val != (u32)val)	/* userspace: the same, without the aliasing */
 				goto overflow;
 			size = 4;
 			break;
 		case R_X86_64_32S:
-			if ((s64)val != (s32)val)
+			if ((s64)val != (s32)val)	/* userspace: the same, without the aliasing */
 				goto overflow;
 			size = 4;
 			break;
@@ -61,26 +83,86 @@ int apply_relocate_add(Elf64_Shdr *sechdrs, const char *strtab, unsigned int sym
 			size = 8;
 			break;
 		default:
-			pr_err("{}: Unknown rela relocation: {}\n", me->name,
-			       (unsigned long)ELF64_R_TYPE(rel[i].r_info));
+			/* userspace: fmt's format */
+			pr_err("{}: Unknown rela relocation: {}\n",
+			       me->name, (unsigned long)ELF64_R_TYPE(rel[i].r_info));
 			return -ENOEXEC;
 		}
 
-		/* RELA: the object's bytes there are zero; anything else is a broken object */
-		if (memcmp(loc, &zero, size)) {
-			pr_err("x86/modules: Invalid relocation target, existing value is nonzero "
-			       "for type {}, loc {}, val {:#x}\n", (int)ELF64_R_TYPE(rel[i].r_info),
-			       (void *)loc, val);
-			return -ENOEXEC;
+		if (apply) {
+			if (memcmp(loc, &zero, size)) {
+				/* userspace: fmt's format */
+				pr_err("x86/modules: Invalid relocation target, existing value is "
+				       "nonzero for sec {}, idx {}, type {}, loc {:#x}, val {:#x}\n",
+				       relsec, i, (int)ELF64_R_TYPE(rel[i].r_info),
+				       (unsigned long)loc, val);
+				return -ENOEXEC;
+			}
+			write(loc, &val, size);
+		} else {
+			if (memcmp(loc, &val, size)) {
+				/* userspace: fmt's format */
+				pr_warn("x86/modules: Invalid relocation target, existing value does "
+					"not match expected value for sec {}, idx {}, type {}, loc "
+					"{:#x}, val {:#x}\n",
+					relsec, i, (int)ELF64_R_TYPE(rel[i].r_info),
+					(unsigned long)loc, val);
+				return -ENOEXEC;
+			}
+			write(loc, &zero, size);
 		}
-		memcpy(loc, &val, size);
 	}
 	return 0;
 
 overflow:
-	pr_err("overflow in relocation type {} val {:#x}\n", (int)ELF64_R_TYPE(rel[i].r_info), val);
-	pr_err("`{}' likely not compiled with -mcmodel=small -fno-pic\n", me->name);
+	/* userspace: fmt's format */
+	pr_err("overflow in relocation type {} val {:#x} sec {} idx {}\n",
+	       (int)ELF64_R_TYPE(rel[i].r_info), val, relsec, i);
+	/* userspace: fmt's format; pokelab's modules are -mcmodel=small (docs/modules.md) */
+	pr_err("`{}' likely not compiled with -mcmodel=small\n",
+	       me->name);
 	return -ENOEXEC;
+}
+
+/*
+ * Port of write_relocate_add(), arch/x86/kernel/module.c, v7.3: a module
+ * being formed is written in place; a live one (livepatch) with text_poke()
+ */
+static int write_relocate_add(Elf64_Shdr *sechdrs,
+			      const char *strtab,
+			      unsigned int symindex,
+			      unsigned int relsec,
+			      struct module *me,
+			      bool apply)
+{
+	int ret;
+	bool early = me->state == MODULE_STATE_UNFORMED;
+	void *(*write)(void *, const void *, size_t) = memcpy;
+
+	if (!early) {
+		write = text_poke;
+		mutex_lock(&text_mutex);
+	}
+
+	ret = __write_relocate_add(sechdrs, strtab, symindex, relsec, me,
+				   write, apply);
+
+	if (!early) {
+		smp_text_poke_sync_each_cpu();
+		mutex_unlock(&text_mutex);
+	}
+
+	return ret;
+}
+
+/* Port of apply_relocate_add(), arch/x86/kernel/module.c, v7.3 */
+int apply_relocate_add(Elf64_Shdr *sechdrs,
+		   const char *strtab,
+		   unsigned int symindex,
+		   unsigned int relsec,
+		   struct module *me)
+{
+	return write_relocate_add(sechdrs, strtab, symindex, relsec, me, true);
 }
 
 /*

@@ -6,8 +6,9 @@
  * Port of the CONFIG_MODULE_UNLOAD part of kernel/module/main.c, v7.3:
  * module_unload_init(), already_uses(), add_module_usage(), ref_module(),
  * module_unload_free(), try_release_module_ref(), try_stop_module(), the
- * delete_module() system call, free_mod_mem() and free_module(). No forced
- * unload (CONFIG_MODULE_FORCE_UNLOAD=n).
+ * delete_module() system call, __symbol_get() and __symbol_put(),
+ * free_mod_mem() and free_module(). No forced unload
+ * (CONFIG_MODULE_FORCE_UNLOAD=n).
  *
  * The order that makes unloading safe against a racing try_module_get()
  * (module.cpp):
@@ -113,6 +114,51 @@ static inline int strong_try_module_get(struct module *mod)
 		return -ENOENT;
 }
 
+/*
+ * Port of __symbol_get(), kernel/module/main.c, v7.3: the export's value,
+ * with a reference on its module (linux/module.h's symbol_get())
+ */
+void *__symbol_get(const char *symbol)
+{
+	struct find_symbol_arg fsa = {
+		.name	= symbol,
+		.gplok	= true,
+		.warn	= true,
+	};
+
+	/*
+	 * userspace: scoped_guard(rcu) spelt out (rcu_read_lock() and an
+	 * unlock on each way out); no license flags: every export may be taken
+	 */
+	{
+		rcu_read_lock();
+		if (!find_symbol(&fsa)) {
+			rcu_read_unlock();
+			return NULL;
+		}
+		if (strong_try_module_get(fsa.owner)) {
+			rcu_read_unlock();
+			return NULL;
+		}
+		rcu_read_unlock();
+	}
+	return (void *)kernel_symbol_value(fsa.sym);
+}
+
+/* Port of __symbol_put(), kernel/module/main.c, v7.3: drop symbol_get()'s reference */
+void __symbol_put(const char *symbol)
+{
+	struct find_symbol_arg fsa = {
+		.name	= symbol,
+		.gplok	= true,
+	};
+
+	rcu_read_lock();	/* userspace: guard(rcu) spelt out */
+	BUG_ON(!find_symbol(&fsa));
+	module_put(fsa.owner);
+	rcu_read_unlock();	/* userspace: guard(rcu)'s end */
+}
+
 /* Port of ref_module(), kernel/module/main.c, v7.3: module_mutex held */
 int ref_module(struct module *a, struct module *b)
 {
@@ -194,7 +240,7 @@ static int try_stop_module(struct module *mod, int flags, int *forced)
 }
 
 /* Port of free_mod_mem(), kernel/module/main.c, v7.3 */
-static void free_mod_mem(struct module *mod)
+void free_mod_mem(struct module *mod)
 {
 	for_each_mod_mem_type(type) {
 		struct module_memory *mod_mem = &mod->mem[type];

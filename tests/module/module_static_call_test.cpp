@@ -5,13 +5,17 @@
  * exports and one of its own:
  *  - unloading frees every static_call_mod the load made, the module's own
  *    key's included (the shim counts kmalloc()ed objects, linux/slab.h;
- *    an ASan build reports the leak too);
+ *    an ASan build reports the leak too), once the kworker has freed the
+ *    load's record of its init memory (do_free_init());
  *  - when __static_call_init() runs out of memory at any of its
  *    allocations (kshim::slabFailNth()), the load fails and
  *    static_call_del_module() unlinks what it had linked and stops at the
  *    first key it had not reached, whose union still holds a sites
  *    pointer: walking that as a list of static_call_mods dereferences
- *    garbage (a crash before the fix).
+ *    garbage (a crash before the fix). The allocation after those is
+ *    do_init_module()'s record of the init memory: failing it fails the
+ *    load after the notifiers linked everything, which the GOING
+ *    notifiers must unlink again.
  */
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
@@ -72,6 +76,7 @@ TEST_F(ModuleStaticCall, UnloadFreesEveryStaticCallMod)
 		EXPECT_EQ(own(1), 21);
 		EXPECT_GT(kshim::slabOutstanding(), before);
 		ASSERT_EQ(delete_module(mod), 0);
+		flush_module_init_free_work();
 		EXPECT_EQ(kshim::slabOutstanding(), before)
 			<< "static_call_mods left allocated after unload " << round + 1;
 	}
@@ -81,7 +86,7 @@ TEST_F(ModuleStaticCall, OutOfMemoryAtEachAllocationUnwinds)
 {
 	std::string err;
 	long before = kshim::slabOutstanding();
-	unsigned int failed = 0;
+	unsigned int failed = 0, initFailed = 0;
 
 	for (unsigned long n = 1; n < 16; n++) {
 		struct module *mod = nullptr;
@@ -98,10 +103,18 @@ TEST_F(ModuleStaticCall, OutOfMemoryAtEachAllocationUnwinds)
 			EXPECT_EQ(delete_module(mod), 0);
 			break;
 		}
-		failed++;
 		EXPECT_EQ(ret, -ENOMEM) << "allocation " << n << ": " << err;
-		EXPECT_NE(out.find("Failed to allocate memory for static calls"), std::string::npos)
-			<< out;
+		if (failed == 3) {
+			/* do_init_module()'s struct mod_initfree, after the notifiers */
+			initFailed++;
+			EXPECT_EQ(out.find("Failed to allocate memory for static calls"),
+				  std::string::npos) << out;
+			EXPECT_NE(err.find("init_module() returned -12"), std::string::npos) << err;
+		} else {
+			failed++;
+			EXPECT_NE(out.find("Failed to allocate memory for static calls"),
+				  std::string::npos) << out;
+		}
 		EXPECT_EQ(kshim::slabOutstanding(), before) << "allocation " << n;
 		/* the program's keys no longer list the module, whose memory is gone */
 		static_call_update(pokelab_module_call, &pokelab_module_call_b);
@@ -111,8 +124,9 @@ TEST_F(ModuleStaticCall, OutOfMemoryAtEachAllocationUnwinds)
 		EXPECT_EQ(static_call(pokelab_module_call)(1), 2);
 		EXPECT_EQ(static_call(pokelab_module_call2)(1), 3);
 	}
-	/* one allocation per key: the load fails at each of the three */
+	/* one allocation per key: the load fails at each of the three, then at the init's */
 	EXPECT_EQ(failed, 3u);
+	EXPECT_EQ(initFailed, 1u);
 }
 
 } /* namespace */

@@ -4,7 +4,7 @@
  * module references and the module notifier chain.
  *
  * PORT: written fresh after include/linux/module.h and kernel/module/main.c,
- * v6.16, with the deferral series' MOD_NOINSTR_TEXT memory type (v7 25/31:
+ * v7.3, with the deferral series' MOD_NOINSTR_TEXT memory type (v7 25/31:
  * a module's .noinstr.text, so that a poke there IPIs isolated CPUs at
  * once). The loader itself (ELF, layout, symbols, relocations, the load
  * and unload order) is module/main.cpp; this is the part the rest of the
@@ -19,7 +19,9 @@
  * synchronize_rcu() waits out: with the shim's QSBR RCU, any stretch of a
  * CPU's task or IRQ work between two quiescent states is one, except IRQ
  * work on a CPU in an extended quiescent state, which RCU does not see.
- * A module's memory is one execmem page per type in use (linux/execmem.h).
+ * A module's memory is PAGE_ALIGN(size) bytes of execmem per type in use
+ * (linux/execmem.h); its init types (MOD_INIT_*) are freed after its init
+ * has run, and their base and size cleared first (do_init_module()).
  */
 #pragma once
 
@@ -96,12 +98,17 @@ struct module_memory {
 };
 
 struct jump_entry;
+struct kernel_symbol;
 struct static_call_site;
 
 struct module {
 	enum module_state state;
 	char name[MODULE_NAME_LEN];
 	struct module_memory mem[MOD_MEM_NUM_TYPES];
+
+	/* Exported symbols (its ksymtab section, linux/export.h) */
+	const struct kernel_symbol *syms;
+	unsigned int num_syms;
 
 	int (*init)(void);
 
@@ -152,6 +159,12 @@ static inline bool module_is_live(struct module *mod)
 	return live;
 }
 
+/* include/linux/module.h: the module's name, "kernel" for none (the program) */
+static inline const char *module_name(const struct module *mod)
+{
+	return mod ? mod->name : "kernel";
+}
+
 /* userspace: the kernel's module_init()/module_exit(): @fn has C linkage */
 #define module_init(fn) extern "C" int init_module(void) __attribute__((alias(#fn)))
 #define module_exit(fn) extern "C" void cleanup_module(void) __attribute__((alias(#fn)))
@@ -172,6 +185,20 @@ bool within_module(unsigned long addr, const struct module *mod);
 
 /* The live or coming module called @name, or NULL. Caller holds module_mutex. */
 struct module *find_module(const char *name);
+
+/*
+ * symbol_get(): the address of the exported symbol @symbol, with a
+ * reference on the module that exports it (none for the program's), or
+ * NULL if no formed module exports it or that module is in its init or
+ * going; symbol_put() drops the reference. Task or IRQ context on a CPU
+ * RCU watches; the module cannot be unloaded in between (delete_module()
+ * is -EWOULDBLOCK). userspace: every export may be taken (no license
+ * flags), not only EXPORT_SYMBOL_GPL() ones.
+ */
+void *__symbol_get(const char *symbol);
+void __symbol_put(const char *symbol);
+#define symbol_get(x) ((__typeof__(&x))(__symbol_get(#x)))
+#define symbol_put(x) __symbol_put(#x)
 
 /*
  * try_module_get(): take a reference, false if the module is going away

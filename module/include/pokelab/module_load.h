@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * pokelab's module loader: a relocatable ELF object (.o, as a .ko is) laid
- * out into execmem pages, its symbols resolved against EXPORT_SYMBOL()s,
- * relocated with x86-64's rules, its alternatives applied, and announced to
- * the module notifiers (jump labels, static calls) before its init runs.
+ * out into execmem pages, core and init apart, its symbols resolved against
+ * the EXPORT_SYMBOL()s of the program and of the modules already loaded
+ * (using a module's export makes the loading one depend on it: the other
+ * cannot be unloaded first), relocated with x86-64's rules, its
+ * alternatives applied, and announced to the module notifiers (jump labels,
+ * static calls) before its init runs; its init memory (".init*" sections,
+ * linux/init.h) is freed a grace period after the init returned.
  *
  * PORT: written fresh after kernel/module/main.c (load_module() and its
  * steps, delete_module(), free_module()), kernel/module/kallsyms.c
  * (find_kallsyms_symbol_value()) and arch/x86/kernel/module.c
- * (apply_relocate_add(), module_finalize()), v6.16, for the sections and
+ * (apply_relocate_add(), module_finalize()), v7.3, for the sections and
  * relocations pokelab's modules have (docs/modules.md).
  *
  * A module is built -fno-pic -fno-pie -mcmodel=small -mno-red-zone
@@ -35,16 +39,23 @@
  * finit_module(2)'s work: load the object at @path, run its init_module()
  * and return the live module in *@modp. 0, or -errno with one line in *@err
  * naming what was wrong (-ENOEXEC: not a relocatable x86-64 object, an
- * unknown relocation or one out of range; -ENOENT: an unknown symbol;
- * -EEXIST: a module of that name is loaded; -ENOMEM: a section type larger
- * than a page or no memory; or the init's own error).
+ * unknown relocation or one out of range, an export another module or the
+ * program already has; -ENOENT: an unknown symbol ("Unknown symbol NAME
+ * (err -2)"), the module that exports it not loaded; -EEXIST: a module of
+ * that name is loaded; -ENOMEM: no memory; or the init's own error). The
+ * init memory is freed later by CPU 0's kworker (do_free_init()), when CPU
+ * 0 next sleeps; flush_module_init_free_work() waits for it.
  */
 int load_module_file(const std::string &path, struct module **modp, std::string *err);
 
+/* Wait until the init memory of every module that went live so far is freed. Sleeps. */
+void flush_module_init_free_work(void);
+
 /*
  * delete_module(2): unload the module called @name. -ENOENT: no such
- * module; -EWOULDBLOCK: a module uses it (unload that first) or a
- * reference is held (try_module_get()); -EBUSY: it is still in its init or
+ * module; -EWOULDBLOCK: a module uses it (one loaded after it that uses
+ * its exports: unload that first) or a reference is held (try_module_get(),
+ * symbol_get()); -EBUSY: it is still in its init or
  * going, or has an init and no exit. Else 0: nobody can get a reference
  * any more, its exit runs, the notifiers unlink its sites, it leaves the
  * list, synchronize_rcu() waits out any reader, and its memory is freed.
@@ -54,7 +65,10 @@ int delete_module(const char *name, unsigned int flags);
 /* pokelab: delete_module(@mod->name, O_NONBLOCK); @mod must be loaded. */
 int delete_module(struct module *mod);
 
-/* kernel/module/kallsyms.c: the address of @mod's symbol @name, or 0. */
+/*
+ * kernel/module/kallsyms.c: the address of @mod's symbol @name, or 0; once
+ * the module is live, 0 for its init symbols (their memory is going).
+ */
 unsigned long find_kallsyms_symbol_value(struct module *mod, const char *name);
 
 /*
