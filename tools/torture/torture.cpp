@@ -604,7 +604,9 @@ void addTortureCommand(CLI::App &app)
 		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "pokelab-catchup"}));
 	cmd->add_option("--module", opts.module,
 			"A module writer: load and unload FILE.o (built like "
-			"tests/modules/pokelab_test_mod.o) and flip its key while the CPUs run it");
+			"tests/modules/pokelab_test_mod.o) and flip its key while the CPUs run it; "
+			"with pokelab_provider_mod.o, pokelab_consumer_mod.o and "
+			"pokelab_init_mod.o beside it, those too");
 	cmd->add_option("params", opts.params,
 			"Boot parameters, kernel command-line style (pokelab.busted=NAME, "
 			"pokelab.sync=membarrier, pokelab.eret=serialising ...)");
