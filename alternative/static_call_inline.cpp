@@ -7,8 +7,8 @@
  * pokelab's objtool pass (tools/objtool/) in the program's
  * static_call_sites section and in each module's.
  *
- * userspace: no init text, so no site gets STATIC_CALL_SITE_INIT and none is
- * skipped for it; cpus_read_lock() has no hotplug to hold off; the
+ * userspace: the program has no init text (a module's sites in theirs get
+ * STATIC_CALL_SITE_INIT); cpus_read_lock() has no hotplug to hold off; the
  * module's sites are rewritten live (smp_text_poke_single()) even while it
  * is coming, since its text is ROX by then (docs/modules.md).
  */
@@ -250,6 +250,22 @@ done:
 
 }
 
+/* include/linux/module.h's within_module_init(): the module's init memory */
+static bool within_module_init(unsigned long addr, const struct module *mod)
+{
+	return within_module_mem_type(addr, mod, MOD_INIT_TEXT) ||
+	       within_module_mem_type(addr, mod, MOD_INIT_DATA) ||
+	       within_module_mem_type(addr, mod, MOD_INIT_RODATA);
+}
+
+/* userspace: no init sections in the program: no site is in one */
+static bool init_section_contains(void *virt, size_t size)
+{
+	(void)virt;
+	(void)size;
+	return false;
+}
+
 /* Port of __static_call_init(), kernel/static_call_inline.c, v7.3 */
 static int __static_call_init(struct module *mod, struct static_call_site *start,
 			      struct static_call_site *stop)
@@ -266,7 +282,9 @@ static int __static_call_init(struct module *mod, struct static_call_site *start
 	for (site = start; site < stop; site++) {
 		void *site_addr = static_call_addr(site);
 
-		/* userspace: no init text, so no site is marked STATIC_CALL_SITE_INIT */
+		if ((mod && within_module_init((unsigned long)site_addr, mod)) ||
+		    (!mod && init_section_contains(site_addr, 1)))
+			static_call_set_init(site);
 
 		key = static_call_key(site);
 		if (key != prev_key) {

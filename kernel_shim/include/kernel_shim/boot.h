@@ -67,8 +67,8 @@ const BootInfo &bootInfo() noexcept;
  */
 std::string machineLine();
 
-/* Kernel baseline pokelab ports ("v6.16"). */
-inline constexpr const char *kernelBaseline = "v6.16";
+/* Kernel baseline pokelab ports ("v7.3"; tools/port-drift says which function is at which). */
+inline constexpr const char *kernelBaseline = "v7.3";
 
 /*
  * Boot parameters, the kernel's early_param()/__setup(): a module registers
