@@ -3,21 +3,24 @@
  * Boot-time alternatives: apply_alternatives(), the NOP optimiser, the
  * relocation of copied replacements and the DIRECT_CALL rewrite.
  *
- * Port of arch/x86/kernel/alternative.c, v6.16, with J. Gross's 2026
- * "patch a single alternative location only once" structure
- * (analyze_patch_site() / prep_patch_site() / patch_site(); tip
- * 544b4e15ed10 and a4233c21e773). The v6.16 per-entry loop is kept behind
- * a test-only switch so that bug replay 7.19 can show what it broke.
+ * After arch/x86/kernel/alternative.c, v7.3, whose apply_alternatives()
+ * has J. Gross's "patch a single alternative location only once" structure
+ * (analyze_patch_site() / prep_patch_site() / patch_site(); 544b4e15ed10
+ * and a4233c21e773). The v6.16 per-entry loop is kept behind a test-only
+ * switch so that bug replay 7.19 can show what it broke.
  *
  * Deviations (each marked "userspace:" below):
  *  - boot() may run many times in one process (tests do), so the original
  *    bytes of the program's own sites are saved before the first patching
  *    and put back before each later boot patches again: every boot starts
  *    from the text the compiler emitted, with that boot's clearcpuid=;
- *  - instructions are decoded with Zydis, reading only the site's bytes;
- *  - debug-alternative prints a Zydis disassembly beside the bytes;
- *  - no KASAN to switch off, no paravirt, retpolines, returns, CFI or
- *    call thunks: apply_alternatives() is the only pass.
+ *  - instructions are decoded with Zydis, reading only the buffer's bytes;
+ *    insn_is_nop() (arch/x86/lib/insn-eval.c since v6.19) reads the bytes
+ *    too, for what pokelab's struct insn does not keep;
+ *  - debug-alternative prints a Zydis disassembly beside the bytes, once
+ *    per site after its write, instead of DPRINTK()/DUMP_BYTES();
+ *  - no KASAN to switch off, no paravirt, CFI or call thunks; the
+ *    retpoline and return passes are apply_returns.cpp's.
  */
 #include <algorithm>
 #include <cerrno>
@@ -104,7 +107,7 @@ static inline u8 *repl_va(struct alt_instr *i)
 	return (u8 *)&i->repl_offset + i->repl_offset;
 }
 
-/* Port of add_nop(), arch/x86/kernel/alternative.c, v6.16 */
+/* Port of add_nop(), arch/x86/kernel/alternative.c, v7.3 */
 static void add_nop(u8 *buf, unsigned int len)
 {
 	u8 *target = buf + len;
@@ -131,37 +134,120 @@ static void add_nop(u8 *buf, unsigned int len)
 }
 
 /*
- * Port of insn_is_nop(), arch/x86/kernel/alternative.c, v6.16: 0x90 (but
- * not F3 90, PAUSE) and NOPL (0f 1f).
- * userspace: our struct insn keeps no prefix bytes, so the F3 test reads
- * the instruction's own prefix bytes at @p.
+ * insn_is_nop()'s rules, arch/x86/lib/insn-eval.c, v7.3 (8a5c6cbfe4a3, v6.19,
+ * made it one function for alternatives and uprobes and took it out of
+ * alternative.c): NOP but neither PAUSE (REP NOP) nor XCHG with a REX.B
+ * register, NOPL /0, a native-size MOV %reg,%reg, LEA 0(%reg),%reg with no
+ * prefix but DS, and JMP +0; nothing VEX, EVEX or XOP encoded. It must never
+ * call a real instruction a NOP (optimize_nops() folds what it accepts into
+ * one NOP); missing one is harmless.
+ * userspace: pokelab's struct insn (asm/insn.h) keeps no prefix, REX, ModRM
+ * or SIB bytes and no operand size, so the instruction's bytes at @kaddr are
+ * read with Zydis; no REX2 (Zydis does not decode APX, so such an
+ * instruction never gets here).
  */
-static bool insn_is_nop(const struct insn *insn, const u8 *p)
+static bool insn_is_nop(struct insn *insn, const u8 *kaddr)
 {
-	if (insn->opcode.bytes[0] == 0x90 && insn->opcode.nbytes == 1) {
-		for (int k = 0; k < insn->prefixes.nbytes; k++)
-			if (p[k] == 0xf3)
-				return false;
-		return true;
+	u8 b3 = 0, x3 = 0, r3 = 0;
+	u8 modrm = 0, modrm_mod = 0, modrm_reg = 0, modrm_rm = 0;
+	u8 sib = 0, sib_scale = 0, sib_index = 0;
+	u8 rep = 0, only_ds = 1;
+	ZydisDecodedInstruction zi;
+
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(kshim::zydisDecoder(), nullptr, kaddr,
+							  insn->length, &zi)))
+		return false;
+
+	if (zi.attributes & (ZYDIS_ATTRIB_HAS_VEX | ZYDIS_ATTRIB_HAS_EVEX |
+			     ZYDIS_ATTRIB_HAS_XOP | ZYDIS_ATTRIB_HAS_MVEX))
+		return false;	/* VEX-encoded NOPs are not looked for */
+
+	if (zi.attributes & ZYDIS_ATTRIB_HAS_REX) {
+		r3 = zi.raw.rex.R;
+		x3 = zi.raw.rex.X;
+		b3 = zi.raw.rex.B;
 	}
 
-	if (insn->opcode.bytes[0] == 0x0f && insn->opcode.bytes[1] == 0x1f)
+	if (zi.attributes & ZYDIS_ATTRIB_HAS_MODRM) {
+		modrm_mod = zi.raw.modrm.mod;
+		modrm_reg = zi.raw.modrm.reg + 8 * r3;
+		modrm_rm = zi.raw.modrm.rm + 8 * b3;
+		modrm = 1;
+	}
+
+	if (zi.attributes & ZYDIS_ATTRIB_HAS_SIB) {
+		sib_scale = zi.raw.sib.scale;
+		sib_index = zi.raw.sib.index + 8 * x3;
+		modrm_rm = zi.raw.sib.base + 8 * b3;
+		sib = 1;
+	}
+
+	/* the legacy prefixes (Zydis lists REX among them) */
+	for (int k = 0; k < zi.raw.prefix_count; k++) {
+		u8 p = zi.raw.prefixes[k].value;
+
+		if ((p & 0xf0) == 0x40)
+			continue;
+		if (p == 0xf3)	/* REPE */
+			rep = 1;
+		if (p != 0x3e)	/* DS */
+			only_ds = 0;
+	}
+
+	if (zi.opcode_map == ZYDIS_OPCODE_MAP_0F)
+		return zi.opcode == 0x1f && modrm && modrm_reg == 0;	/* 0f 1f /0: NOPL */
+
+	if (zi.opcode_map != ZYDIS_OPCODE_MAP_DEFAULT)
+		return false;
+
+	switch (zi.opcode) {
+	case 0x89:	/* MOV */
+		if (modrm_mod != 3)	/* register-direct */
+			return false;
+		if (zi.operand_width != 64)	/* native size */
+			return false;
+		return modrm_reg == modrm_rm;	/* MOV %reg, %reg */
+
+	case 0x8d:	/* LEA */
+		if (modrm_mod == 0 || modrm_mod == 3)	/* register-indirect with a displacement */
+			return false;
+		if (zi.operand_width != 64)
+			return false;
+		if (insn->displacement.value != 0)
+			return false;
+		if (sib && (sib_scale != 0 || sib_index != 4))	/* (%reg,%riz,1) */
+			return false;
+		if (!only_ds)
+			return false;
+		return modrm_reg == modrm_rm;	/* LEA 0(%reg), %reg */
+
+	case 0x90:	/* NOP */
+		if (b3)		/* XCHG %r8,%rax */
+			return false;
+		if (rep)	/* REP NOP is PAUSE */
+			return false;
 		return true;
 
-	return false;
+	case 0xe9:	/* JMP.d32 */
+	case 0xeb:	/* JMP.d8 */
+		return insn->immediate.value == 0;	/* JMP +0 */
+
+	default:
+		return false;
+	}
 }
 
-/* Port of skip_nops(), arch/x86/kernel/alternative.c, v6.16 */
-static int skip_nops(u8 *instr, int offset, int len)
+/* Port of skip_nops(), arch/x86/kernel/alternative.c, v7.3 */
+static int skip_nops(u8 *buf, int offset, int len)
 {
 	struct insn insn;
 
 	for (; offset < len; offset += insn.length) {
-		/* userspace: decode only the site's bytes */
-		if (insn_decode(&insn, &instr[offset], len - offset, INSN_MODE_KERN))
+		/* userspace: decode only the buffer's bytes, not 15 past @offset */
+		if (insn_decode(&insn, &buf[offset], len - offset, INSN_MODE_KERN))
 			break;
 
-		if (!insn_is_nop(&insn, &instr[offset]))
+		if (!insn_is_nop(&insn, &buf[offset]))	/* userspace: the bytes, as above */
 			break;
 	}
 
@@ -169,43 +255,44 @@ static int skip_nops(u8 *instr, int offset, int len)
 }
 
 /*
- * Port of optimize_nops(), arch/x86/kernel/alternative.c, v6.16 (after
- * c3a3cb5c3d89): each run of NOPs becomes one NOP (add_nop(): one
- * instruction, or a JMP over INT3s when longer than ASM_NOP_MAX), except a
- * NOP that already ends the buffer, which is taken as optimised and ends the
- * walk. A JMP before a run is left alone (the 2023 form folded a JMP that
- * landed at the end of the run into the NOP). It only rewrites @buf: the
- * caller writes the site once with text_poke_early() (the temporary buffer
- * of f796c7583762; never rewrite live text in place). noinline, as upstream:
- * the call is a control-flow change after the write.
+ * Port of optimize_nops(), arch/x86/kernel/alternative.c, v7.3: each run of
+ * NOPs becomes one NOP (add_nop(): one instruction, or a JMP over INT3s when
+ * longer than ASM_NOP_MAX), except a NOP that already ends the buffer, which
+ * is taken as optimised and ends the walk. A JMP before a run is left alone.
+ * It only rewrites @buf: the caller writes the site once with
+ * text_poke_early() (the temporary buffer of f796c7583762; never rewrite
+ * live text in place). noinline, as upstream: the call is a control-flow
+ * change after the write.
  */
 __noinline void optimize_nops(const u8 *const instr, u8 *buf, size_t len)
 {
 	(void)instr;	/* userspace: upstream's only use is its DUMP_BYTES() of the run */
 
-	for (int next, i = 0; i < (int)len; i = next) {
+	for (int next, i = 0; i < (int)len; i = next) {	/* userspace: C++ -Wsign-compare */
 		struct insn insn;
 
+		/* userspace: decode only the buffer's bytes, not 15 past @i */
 		if (insn_decode(&insn, &buf[i], len - i, INSN_MODE_KERN))
 			return;
 
 		next = i + insn.length;
 
-		if (insn_is_nop(&insn, &buf[i])) {
+		if (insn_is_nop(&insn, &buf[i])) {	/* userspace: the bytes, as above */
 			int nop = i;
 
 			/* a NOP that reaches the end: this buffer was optimised before */
-			if (i + insn.length == (int)len)
+			if (i + insn.length == (int)len)	/* userspace: as above */
 				return;
 
 			next = skip_nops(buf, next, len);
 
 			add_nop(buf + nop, next - nop);
+			/* userspace: no DUMP_BYTES(ALT); debug-alternative shows the site */
 		}
 	}
 }
 
-/* Port of need_reloc(), arch/x86/kernel/alternative.c, v6.16 */
+/* Port of need_reloc(), arch/x86/kernel/alternative.c, v7.3 */
 static inline bool need_reloc(unsigned long offset, u8 *src, size_t src_len)
 {
 	u8 *target = src + offset;
@@ -214,70 +301,83 @@ static inline bool need_reloc(unsigned long offset, u8 *src, size_t src_len)
 	return (target < src || target > src + src_len);
 }
 
-/* Port of __apply_reloc(), arch/x86/kernel/alternative.c, v6.16 */
-static void __apply_reloc(int n, void *ptr, uintptr_t diff)
+/*
+ * apply_reloc_n(), the macro of arch/x86/kernel/alternative.c, v7.3: add @d_
+ * to the @n_-bit displacement at @p_, BUG if the sum does not fit.
+ * userspace: read and written with memcpy(): pokelab is built with strict
+ * aliasing (the kernel with -fno-strict-aliasing) and the displacement is
+ * unaligned.
+ */
+#define apply_reloc_n(n_, p_, d_)				\
+	do {							\
+		s##n_ x_;					\
+		s32 v;						\
+								\
+		memcpy(&x_, (p_), sizeof(x_));			\
+		v = x_;						\
+		v += (d_);					\
+		BUG_ON((v >> 31) != (v >> (n_ - 1)));		\
+		x_ = (s##n_)v;					\
+		memcpy((p_), &x_, sizeof(x_));			\
+	} while (0)
+
+/* Port of apply_reloc(), arch/x86/kernel/alternative.c, v7.3 */
+static __always_inline void apply_reloc(int n, void *ptr, uintptr_t diff)
 {
 	switch (n) {
-	case 1: {
-		s8 val = *(s8 *)ptr;
-		long res = (long)val + (long)diff;
-
-		BUG_ON(res < SCHAR_MIN || res > SCHAR_MAX);
-		*(s8 *)ptr = (s8)res;
-		break;
-	}
-	case 2: {
-		s16 val;
-		long res;
-
-		memcpy(&val, ptr, 2);
-		res = (long)val + (long)diff;
-		BUG_ON(res < SHRT_MIN || res > SHRT_MAX);
-		val = (s16)res;
-		memcpy(ptr, &val, 2);
-		break;
-	}
-	case 4: {
-		s32 val;
-		long res;
-
-		memcpy(&val, ptr, 4);
-		res = (long)val + (long)diff;
-		BUG_ON(res < INT_MIN || res > INT_MAX);
-		val = (s32)res;
-		memcpy(ptr, &val, 4);
-		break;
-	}
-	default:
-		BUG();
+	case 1: apply_reloc_n(8, ptr, diff); break;
+	case 2: apply_reloc_n(16, ptr, diff); break;
+	case 4: apply_reloc_n(32, ptr, diff); break;
+	default: BUG();
 	}
 }
 
-#define apply_reloc(n, ptr, diff) __apply_reloc((n), (ptr), (uintptr_t)(diff))
+/*
+ * asm/insn.h's accessors for the offsets the relocation writes at.
+ * userspace: pokelab's asm/insn.h keeps them as fields of struct insn.
+ */
+static inline int insn_offset_immediate(struct insn *insn)
+{
+	return insn->imm_offset;
+}
 
-/* Port of __apply_relocation(), arch/x86/kernel/alternative.c, v6.16 */
+static inline int insn_offset_displacement(struct insn *insn)
+{
+	return insn->disp_offset;
+}
+
+static inline int insn_rip_relative(struct insn *insn)
+{
+	return insn->rip_relative;
+}
+
+/* Port of __apply_relocation(), arch/x86/kernel/alternative.c, v7.3 */
 static void __apply_relocation(u8 *buf, const u8 *const instr, size_t instrlen, u8 *repl,
 			       size_t repl_len)
 {
-	for (int next, i = 0; i < (int)instrlen; i = next) {
+	for (int next, i = 0; i < (int)instrlen; i = next) {	/* userspace: C++ -Wsign-compare */
 		struct insn insn;
 
-		if (WARN_ON_ONCE(insn_decode(&insn, buf + i, instrlen - i, INSN_MODE_KERN)))
+		/* userspace: decode only the buffer's bytes, not 15 past @i */
+		if (WARN_ON_ONCE(insn_decode(&insn, &buf[i], instrlen - i, INSN_MODE_KERN)))
 			return;
 
 		next = i + insn.length;
 
 		switch (insn.opcode.bytes[0]) {
 		case 0x0f:
-			if (insn.opcode.bytes[1] < 0x80 || insn.opcode.bytes[1] > 0x8f)
+			if (insn.opcode.bytes[1] < 0x80 ||
+			    insn.opcode.bytes[1] > 0x8f)
 				break;
+
 			[[fallthrough]];	/* Jcc.d32 */
-		case 0x70 ... 0x7f:		/* Jcc.d8 */
+		case 0x70 ... 0x7f:	/* Jcc.d8 */
 		case JMP8_INSN_OPCODE:
 		case JMP32_INSN_OPCODE:
 		case CALL_INSN_OPCODE:
 			if (need_reloc(next + insn.immediate.value, repl, repl_len)) {
-				apply_reloc(insn.immediate.nbytes, buf + i + insn.imm_offset,
+				apply_reloc(insn.immediate.nbytes,
+					    buf + i + insn_offset_immediate(&insn),
 					    repl - instr);
 			}
 
@@ -302,16 +402,17 @@ static void __apply_relocation(u8 *buf, const u8 *const instr, size_t instrlen, 
 			break;
 		}
 
-		if (insn.rip_relative) {
+		if (insn_rip_relative(&insn)) {
 			if (need_reloc(next + insn.displacement.value, repl, repl_len)) {
 				apply_reloc(insn.displacement.nbytes,
-					    buf + i + insn.disp_offset, repl - instr);
+					    buf + i + insn_offset_displacement(&insn),
+					    repl - instr);
 			}
 		}
 	}
 }
 
-/* Port of text_poke_apply_relocation(), arch/x86/kernel/alternative.c, v6.16 */
+/* Port of text_poke_apply_relocation(), arch/x86/kernel/alternative.c, v7.3 */
 void text_poke_apply_relocation(u8 *buf, const u8 *const instr, size_t instrlen, u8 *repl,
 				size_t repl_len)
 {
@@ -323,45 +424,47 @@ void text_poke_apply_relocation(u8 *buf, const u8 *const instr, size_t instrlen,
 #define CALL_RIP_REL_MODRM	0x15
 
 /*
- * Port of alt_replace_call(), arch/x86/kernel/alternative.c, v6.16: the
+ * Port of alt_replace_call(), arch/x86/kernel/alternative.c, v7.3: the
  * site is "call *disp(%rip)" (ff 15 disp32, 6 bytes), the replacement
  * "call BUG_func"; re-aim the CALL at the function the indirect call's
  * pointer holds now. Returns the bytes to keep (5), or 0 if the target is
  * nop_func (the site becomes NOPs).
- * @instrlen is the site's padded length (userspace: the 2026 form passes
- * the site length instead of reading a->instrlen).
  */
-static unsigned int alt_replace_call(u8 *instr, u8 *insn_buff, struct alt_instr *a,
-				     unsigned int instrlen)
+static unsigned int alt_replace_call(u8 *instr, u8 *insn_buff, struct alt_instr *a)
 {
-	void *target, *bug = (void *)&BUG_func;
-	s32 disp, rel;
+	void *target, *bug = (void *)&BUG_func;	/* userspace: C++ cast */
+	s32 disp;
 
 	if (a->replacementlen != 5 || insn_buff[0] != CALL_INSN_OPCODE) {
-		pr_err("ALT_FLAG_DIRECT_CALL set for a non-call replacement instruction at {}\n",
-		       (void *)instr);
+		pr_err("ALT_FLAG_DIRECT_CALL set for a non-call replacement instruction\n");
 		BUG();
 	}
 
-	if (instrlen != 6 || instr[0] != CALL_RIP_REL_OPCODE ||
+	if (a->instrlen != 6 ||
+	    instr[0] != CALL_RIP_REL_OPCODE ||
 	    instr[1] != CALL_RIP_REL_MODRM) {
-		pr_err("ALT_FLAG_DIRECT_CALL set for unrecognized indirect call at {}: "
-		       "{:02x} {:02x}, length {}\n", (void *)instr, instr[0], instr[1], instrlen);
+		pr_err("ALT_FLAG_DIRECT_CALL set for unrecognized indirect call\n");
 		BUG();
 	}
 
 	/* The disp32 after ff 15; the pointer sits at the next instruction + disp. */
-	memcpy(&disp, instr + 2, sizeof(disp));
-	memcpy(&target, instr + instrlen + disp, sizeof(target));
+	memcpy(&disp, instr + 2, sizeof(disp));	/* userspace: memcpy, see apply_reloc_n() */
+	/* userspace: x86-64 only (the kernel's CONFIG_X86_64 branch); memcpy as above */
+	memcpy(&target, instr + a->instrlen + disp, sizeof(target));
 	if (!target)
 		target = bug;
 
 	/* The CALL aims at BUG_func; move it by (target - BUG_func). */
-	memcpy(&rel, insn_buff + 1, sizeof(rel));
-	rel += (s32)((char *)target - (char *)bug);
-	memcpy(insn_buff + 1, &rel, sizeof(rel));
+	/* userspace: memcpy as above, and no void * arithmetic */
+	{
+		s32 rel;
 
-	if (target == (void *)&nop_func)
+		memcpy(&rel, insn_buff + 1, sizeof(rel));
+		rel += (u8 *)target - (u8 *)bug;
+		memcpy(insn_buff + 1, &rel, sizeof(rel));
+	}
+
+	if (target == (void *)&nop_func)	/* userspace: C++ cast */
 		return 0;
 
 	return 5;
@@ -410,8 +513,8 @@ struct patch_site {
 };
 
 /*
- * Port of analyze_patch_site(), arch/x86/kernel/alternative.c (a4233c21e773,
- * Jan 2026): walk every entry of the site at @start (nested alternatives are
+ * Port of analyze_patch_site(), arch/x86/kernel/alternative.c, v7.3 (since
+ * a4233c21e773): walk every entry of the site at @start (nested alternatives are
  * consecutive entries with one address), take the longest padding, and pick
  * the last entry whose feature test passes. Returns the first entry of the
  * next site.
@@ -424,7 +527,7 @@ static struct alt_instr *analyze_patch_site(struct patch_site *ps, struct alt_in
 	ps->instr = instr_va(start);
 
 	for (; alt < end && instr_va(alt) == ps->instr; alt++) {
-		ps->len = std::max(ps->len, alt->instrlen);
+		ps->len = std::max(ps->len, alt->instrlen);	/* userspace: no kernel max() */
 
 		BUG_ON(alt->cpuid >= (NCAPINTS + NBUGINTS) * 32);
 
@@ -440,8 +543,8 @@ static struct alt_instr *analyze_patch_site(struct patch_site *ps, struct alt_in
 }
 
 /*
- * Port of prep_patch_site(), arch/x86/kernel/alternative.c (544b4e15ed10):
- * build the site's new bytes in ps->buff: the original, or the chosen
+ * Port of prep_patch_site(), arch/x86/kernel/alternative.c, v7.3 (since
+ * 544b4e15ed10): build the site's new bytes in ps->buff: the original, or the chosen
  * replacement (DIRECT_CALL re-aimed), padded with 0x90 and relocated.
  */
 static void prep_patch_site(struct patch_site *ps)
@@ -456,30 +559,40 @@ static void prep_patch_site(struct patch_site *ps)
 		return;
 	}
 
-	repl = repl_va(alt);
+	repl = (u8 *)&alt->repl_offset + alt->repl_offset;
+	/* userspace: no DPRINTK(ALT); account_site() prints the site once written */
 
 	memcpy(ps->buff, repl, alt->replacementlen);
 	buff_sz = alt->replacementlen;
 
 	if (alt->flags & ALT_FLAG_DIRECT_CALL)
-		buff_sz = alt_replace_call(ps->instr, ps->buff, alt, ps->len);
+		buff_sz = alt_replace_call(ps->instr, ps->buff, alt);
 
 	for (; buff_sz < ps->len; buff_sz++)
 		ps->buff[buff_sz] = 0x90;
 
 	__apply_relocation(ps->buff, ps->instr, ps->len, repl, alt->replacementlen);
+
+	/* userspace: no DUMP_BYTES(ALT) of old, rpl and final; account_site() prints them */
 }
 
-/* Port of patch_site(), arch/x86/kernel/alternative.c (544b4e15ed10) */
+/* Port of patch_site(), arch/x86/kernel/alternative.c, v7.3 (since 544b4e15ed10) */
 static void patch_site(struct patch_site *ps)
 {
 	optimize_nops(ps->instr, ps->buff, ps->len);
 	text_poke_early(ps->instr, ps->buff, ps->len);
 }
 
-static void debug_site(struct patch_site *ps, const u8 *old)
+/* Count the site for altStats() and print it (debug-alternative) once written. */
+static void account_site(struct patch_site *ps, const u8 *old)
 {
 	struct alt_instr *a = ps->alt;
+
+	alt_stats.sites++;
+	if (a)
+		alt_stats.patched++;
+	else
+		alt_stats.original++;
 
 	if (!(debug_alternative & DA_ALT))
 		return;
@@ -534,7 +647,7 @@ static void apply_alternatives_per_entry(struct alt_instr *start, struct alt_ins
 		insn_buff_sz = a->replacementlen;
 
 		if (a->flags & ALT_FLAG_DIRECT_CALL)
-			insn_buff_sz = alt_replace_call(instr, insn_buff, a, a->instrlen);
+			insn_buff_sz = alt_replace_call(instr, insn_buff, a);
 
 		for (; insn_buff_sz < a->instrlen; insn_buff_sz++)
 			insn_buff[insn_buff_sz] = 0x90;
@@ -547,24 +660,26 @@ static void apply_alternatives_per_entry(struct alt_instr *start, struct alt_ins
 }
 
 /*
- * Port of apply_alternatives(), arch/x86/kernel/alternative.c, in its 2026
- * form: each site is analysed over all its entries, built once in a
- * buffer, and written once. Entries must be grouped by site (the
- * assembler emits nested ones consecutively); the table is walked in
- * order, so of two entries that both apply the later one wins.
+ * Port of apply_alternatives(), arch/x86/kernel/alternative.c, v7.3: each
+ * site is analysed over all its entries, built once in a buffer, and
+ * written once. Entries must be grouped by site (the assembler emits nested
+ * ones consecutively); the table is walked in order, so of two entries that
+ * both apply the later one wins.
  */
 __noinline void apply_alternatives(struct alt_instr *start, struct alt_instr *end)
 {
 	struct alt_instr *a;
 
-	/* userspace: no KASAN to switch off around the loop */
-
+	/* userspace: DPRINTK(ALT)'s line, with the entry count and the replay switch */
 	if (debug_alternative & DA_ALT)
 		pr_info("alt: table {} -> {} ({} entries){}\n", (void *)start, (void *)end,
 			end - start,
 			pokelab_alt_bugs.per_entry_patching_a4233c21e773
 				? " [per-entry patching: a4233c21e773 put back]" : "");
 
+	/* userspace: no KASAN to switch off around the loop */
+
+	/* userspace: test switch, the v6.16 per-entry loop for bug replay 7.19 */
 	if (pokelab_alt_bugs.per_entry_patching_a4233c21e773) {
 		apply_alternatives_per_entry(start, end);
 		return;
@@ -572,22 +687,23 @@ __noinline void apply_alternatives(struct alt_instr *start, struct alt_instr *en
 
 	a = start;
 	while (a < end) {
-		struct patch_site ps = {};
-		u8 old[MAX_PATCH_LEN];
+		/* userspace: every member named, for g++'s -Wmissing-field-initializers */
+		struct patch_site ps = {
+			.instr = NULL,
+			.alt = NULL,
+			.buff = {},
+			.len = 0
+		};
+		u8 old[MAX_PATCH_LEN];	/* userspace: the bytes before, for debug-alternative */
 
 		a = analyze_patch_site(&ps, a, end);
-		memcpy(old, ps.instr, ps.len);
+		memcpy(old, ps.instr, ps.len);	/* userspace: as above */
 		prep_patch_site(&ps);
 		patch_site(&ps);
-
-		/* userspace: pokelab's counters and the debug-alternative table */
-		alt_stats.sites++;
-		if (ps.alt)
-			alt_stats.patched++;
-		else
-			alt_stats.original++;
-		debug_site(&ps, old);
+		account_site(&ps, old);	/* userspace: pokelab's counters, debug-alternative */
 	}
+
+	/* userspace: no KASAN to switch back on */
 }
 
 /*
@@ -695,34 +811,56 @@ extern "C" __noinline int alt_reloc_selftest(void)
 }
 
 /*
- * int3_selftest(), arch/x86/kernel/alternative.c: the trap path works before
- * anything relies on it. An INT3 padded with NOPs to a CALL's size runs
- * with &val in the first argument register; a die notifier, last in the
- * chain, claims exactly that INT3 and emulates "call int3_magic", which
- * stores 1 through its argument. val == 1 proves the trap reported the byte
- * after the INT3, the emulated CALL pushed the right return address (past
- * the 5-byte slot) and the push did not corrupt the interrupted frame.
+ * int3_selftest(), arch/x86/kernel/alternative.c, v7.3: the trap path works
+ * before anything relies on it. int3_selftest_asm() is an INT3 padded with
+ * NOPs to a CALL's size, then RET; a die notifier, last in the chain,
+ * claims exactly that INT3 and emulates "call int3_selftest_callee", which
+ * stores 0x1234 through its argument. val == 0x1234 proves the trap
+ * reported the byte after the INT3, the emulated CALL pushed the right
+ * return address (past the 5-byte slot) and the push did not corrupt the
+ * interrupted frame.
+ * userspace: in .text, not .init.text (boot runs many times); no
+ * ANNOTATE_NOENDBR (no IBT). int3_selftest_asm() is a function of its own,
+ * so the push lands below a stack pointer with nothing live under it: no
+ * red zone to step over.
  */
-extern "C" void int3_magic(unsigned int *ptr);
-extern "C" const u8 int3_selftest_ip[];
+extern "C" void int3_selftest_asm(unsigned int *ptr);
 
-/* int3_magic(ptr): *ptr = 1, in asm so that it clobbers nothing else */
 asm(".pushsection .text, \"ax\", @progbits\n"
-    ".type int3_magic, @function\n"
-    "int3_magic:\n\t"
-    "movl $1, (%rdi)\n\t"
+    ".type int3_selftest_asm, @function\n"
+    "int3_selftest_asm:\n\t"
+    "int3; nop; nop; nop; nop\n\t"
     "ret\n"
-    ".size int3_magic, . - int3_magic\n"
+    ".size int3_selftest_asm, . - int3_selftest_asm\n"
     ".popsection\n");
 
-/* Port of int3_exception_notify(), arch/x86/kernel/alternative.c */
+extern "C" void int3_selftest_callee(unsigned int *ptr);
+
+/* int3_selftest_callee(ptr): *ptr = 0x1234, in asm so that it clobbers nothing else */
+asm(".pushsection .text, \"ax\", @progbits\n"
+    ".type int3_selftest_callee, @function\n"
+    "int3_selftest_callee:\n\t"
+    "movl $0x1234, (%rdi)\n\t"
+    "ret\n"
+    ".size int3_selftest_callee, . - int3_selftest_callee\n"
+    ".popsection\n");
+
+/* include/linux/compiler.h's: the compiler may not assume what @var holds */
+#ifndef OPTIMIZER_HIDE_VAR
+#define OPTIMIZER_HIDE_VAR(var) __asm__ ("" : "=r" (var) : "0" (var))
+#endif
+
+/* Port of int3_exception_notify(), arch/x86/kernel/alternative.c, v7.3 */
 static int int3_exception_notify(struct notifier_block *self, unsigned long val, void *data)
 {
-	struct die_args *args = (struct die_args *)data;
+	unsigned long selftest = (unsigned long)&int3_selftest_asm;
+	struct die_args *args = (struct die_args *)data;	/* userspace: C++ cast */
 	struct pt_regs *regs = args->regs;
-	unsigned long selftest = (unsigned long)int3_selftest_ip;
+	unsigned long ip;
 
-	(void)self;
+	(void)self;	/* userspace: -Wunused-parameter */
+	OPTIMIZER_HIDE_VAR(selftest);
+
 	if (!regs || user_mode(regs))
 		return NOTIFY_DONE;
 
@@ -732,38 +870,34 @@ static int int3_exception_notify(struct notifier_block *self, unsigned long val,
 	if (regs->ip - INT3_INSN_SIZE != selftest)
 		return NOTIFY_DONE;
 
-	if (pokelab_alt_bugs.int3_selftest_no_call) {	/* userspace: test switch */
+	/* userspace: test switch, an emulation that forgets the CALL: step over the slot */
+	if (pokelab_alt_bugs.int3_selftest_no_call) {
 		regs->ip += CALL_INSN_SIZE - INT3_INSN_SIZE;
 		return NOTIFY_STOP;
 	}
-	int3_emulate_call(regs, regs->ip - INT3_INSN_SIZE + CALL_INSN_SIZE, (unsigned long)&int3_magic);
+
+	ip = regs->ip - INT3_INSN_SIZE + CALL_INSN_SIZE;
+	int3_emulate_call(regs, ip, (unsigned long)&int3_selftest_callee);
 	return NOTIFY_STOP;
 }
 
-/* Port of int3_selftest(), arch/x86/kernel/alternative.c, v6.16 */
+/* Port of int3_selftest(), arch/x86/kernel/alternative.c, v7.3 */
 static __noinline void int3_selftest(void)
 {
+	/* userspace: not __initdata (every boot runs it); .next for -Wmissing-field-initializers */
 	static struct notifier_block int3_exception_nb = {
-		int3_exception_notify, nullptr, INT_MAX - 1,	/* last */
+		.notifier_call	= int3_exception_notify,
+		.next		= NULL,
+		.priority	= INT_MAX-1, /* last */
 	};
 	unsigned int val = 0;
 
 	BUG_ON(register_die_notifier(&int3_exception_nb));
 
-	/*
-	 * int3_magic(&val), reached through the trap: the INT3 and four NOPs
-	 * are the CALL the notifier emulates.
-	 * userspace: the push lands below %rsp, where userspace code may keep
-	 * a red zone (the kernel builds with -mno-red-zone): step over it.
-	 */
-	asm volatile("lea -128(%%rsp), %%rsp\n\t"
-		     ".globl int3_selftest_ip\n"
-		     "int3_selftest_ip:\n\t"
-		     "int3; nop; nop; nop; nop\n\t"
-		     "lea 128(%%rsp), %%rsp"
-		     : : "D"(&val) : "memory");
+	/* int3_selftest_callee(&val), reached through the trap */
+	int3_selftest_asm(&val);
 
-	BUG_ON(val != 1);
+	BUG_ON(val != 0x1234);
 
 	unregister_die_notifier(&int3_exception_nb);
 }

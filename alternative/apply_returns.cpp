@@ -6,10 +6,10 @@
  * apply_returns() over the sites pokelab-objtool recorded
  * (retpoline_sites, return_sites; docs/static_calls.md, "Return thunks").
  *
- * Port of patch_retpoline(), apply_retpolines() and emit_indirect(),
- * arch/x86/kernel/alternative.c, v6.16, without ITS thunks, call-depth
- * tracking or FineIBT; and of cpu_wants_rethunk(), cpu_wants_rethunk_at(),
- * patch_return() and apply_returns(), v7.3, with the static-call fixups
+ * The ports of patch_retpoline(), apply_retpolines(), emit_indirect(),
+ * cpu_wants_rethunk(), cpu_wants_rethunk_at(), patch_return() and
+ * apply_returns() follow arch/x86/kernel/alternative.c, v7.3, without ITS
+ * thunks, call-depth tracking or FineIBT, and with the static-call fixups
  * (__static_call_fixup(), static_call_force_reinit()). The sites are those
  * of the objects the build compiles with -mindirect-branch=thunk-extern
  * -mfunction-return=thunk-extern and runs the pass over
@@ -80,7 +80,10 @@ asm(".pushsection .text, \"ax\", @progbits\n"
     ".size __x86_return_thunk, . - __x86_return_thunk\n"
     ".popsection\n");
 
-extern "C" const u8 __x86_indirect_thunk_array[];
+/* arch/x86/include/asm/nospec-branch.h: the thunks as an array of RETPOLINE_THUNK_SIZE slots */
+#define RETPOLINE_THUNK_SIZE	32
+typedef u8 retpoline_thunk_t[RETPOLINE_THUNK_SIZE];
+extern "C" retpoline_thunk_t __x86_indirect_thunk_array[];
 extern "C" void __x86_return_thunk(void);
 
 /* arch/x86/lib/retpoline.S: the thunks are exported, for modules built with them */
@@ -114,32 +117,58 @@ extern "C" s32 __stop_retpoline_sites[] __attribute__((weak));
 extern "C" s32 __start_return_sites[] __attribute__((weak));
 extern "C" s32 __stop_return_sites[] __attribute__((weak));
 
-#define RETPOLINE_THUNK_SIZE	32
 #define BYTES_NOP1		0x90
 
 /*
- * Port of emit_indirect(), arch/x86/kernel/alternative.c: CALL or JMP
- * *%reg at @bytes; its length. userspace: the form before the ITS rework,
- * which pads with NOPs after it rather than CS prefixes before.
+ * arch/x86/include/asm/cfi.h's modes, and alternative.c's cfi_mode: pokelab
+ * builds without CONFIG_CFI, so CFI_OFF (alternative.c's __CFI_DEFAULT then)
+ * and never FineIBT.
  */
-static int emit_indirect(int op, int reg, u8 *bytes)
+enum cfi_mode {
+	CFI_AUTO,
+	CFI_OFF,
+	CFI_KCFI,
+	CFI_FINEIBT,
+};
+
+static enum cfi_mode cfi_mode = CFI_OFF;
+
+/*
+ * Port of emit_indirect(), arch/x86/kernel/alternative.c, v7.3: CALL or JMP
+ * *%reg at @bytes, filling @len bytes: a CALL gets CS prefixes before it
+ * (up to three; a NOP after costs less than a longer prefix decode beyond
+ * that), a JMP INT3s after it (straight-line speculation). Returns the
+ * bytes written.
+ */
+static int emit_indirect(int op, int reg, u8 *bytes, int len)
 {
+	int cs = 0, bp = 0;
 	int i = 0;
 	u8 modrm;
+
+	/* what is left of @len once the instruction is written */
+	len -= 2 + (reg >= 8);
+	WARN_ON_ONCE(len < 0);
 
 	switch (op) {
 	case CALL_INSN_OPCODE:
 		modrm = 0x10;	/* Reg = 2; CALL r/m */
+		if (len <= 3)
+			cs = len;
 		break;
 
 	case JMP32_INSN_OPCODE:
 		modrm = 0x20;	/* Reg = 4; JMP r/m */
+		bp = len;
 		break;
 
 	default:
 		WARN_ON_ONCE(1);
 		return -1;
 	}
+
+	while (cs--)
+		bytes[i++] = 0x2e;	/* CS prefix */
 
 	if (reg >= 8) {
 		bytes[i++] = 0x41;	/* REX.B prefix */
@@ -152,25 +181,29 @@ static int emit_indirect(int op, int reg, u8 *bytes)
 	bytes[i++] = 0xff;	/* opcode */
 	bytes[i++] = modrm;
 
+	while (bp--)
+		bytes[i++] = 0xcc;	/* INT3 */
+
 	return i;
 }
 
 /* is_jcc32(): asm/insn.h */
 
 /*
- * Port of patch_retpoline(), arch/x86/kernel/alternative.c, v6.16: a call,
+ * Port of patch_retpoline(), arch/x86/kernel/alternative.c, v7.3: a call,
  * jump or Jcc to __x86_indirect_thunk_REG becomes the indirect branch itself
  * (LFENCE first under RETPOLINE_LFENCE), or stays (-1) under plain
- * RETPOLINE. userspace: no call-depth tracking or ITS thunks to emit.
+ * RETPOLINE.
  */
 static int patch_retpoline(void *addr, struct insn *insn, u8 *bytes)
 {
-	const u8 *target;
+	retpoline_thunk_t *target;
 	int reg, ret, i = 0;
 	u8 op, cc;
 
-	target = (const u8 *)addr + insn->length + insn->immediate.value;
-	reg = (target - __x86_indirect_thunk_array) / RETPOLINE_THUNK_SIZE;
+	/* userspace: no void * arithmetic */
+	target = (retpoline_thunk_t *)((u8 *)addr + insn->length + insn->immediate.value);
+	reg = target - __x86_indirect_thunk_array;
 
 	if (WARN_ON_ONCE(reg & ~0xf))
 		return -1;
@@ -178,9 +211,12 @@ static int patch_retpoline(void *addr, struct insn *insn, u8 *bytes)
 	/* CALL/JMP *%rsp: nobody does that */
 	BUG_ON(reg == 4);
 
-	if (boot_cpu_has(X86_FEATURE_RETPOLINE) &&
-	    !boot_cpu_has(X86_FEATURE_RETPOLINE_LFENCE))
+	if (cpu_feature_enabled(X86_FEATURE_RETPOLINE) &&
+	    !cpu_feature_enabled(X86_FEATURE_RETPOLINE_LFENCE)) {
+		/* userspace: no call-depth tracking (X86_FEATURE_CALL_DEPTH), no call thunks */
+
 		return -1;
+	}
 
 	op = insn->opcode.bytes[0];
 
@@ -201,20 +237,18 @@ static int patch_retpoline(void *addr, struct insn *insn, u8 *bytes)
 	}
 
 	/* RETPOLINE_LFENCE: an LFENCE before the indirect CALL/JMP */
-	if (boot_cpu_has(X86_FEATURE_RETPOLINE_LFENCE)) {
+	if (cpu_feature_enabled(X86_FEATURE_RETPOLINE_LFENCE)) {
 		bytes[i++] = 0x0f;
 		bytes[i++] = 0xae;
 		bytes[i++] = 0xe8;	/* LFENCE */
 	}
 
-	ret = emit_indirect(op, reg, bytes + i);
+	/* userspace: no CONFIG_MITIGATION_ITS, so no ITS thunk for a lower-half branch */
+
+	ret = emit_indirect(op, reg, bytes + i, insn->length - i);
 	if (ret < 0)
 		return ret;
 	i += ret;
-
-	/* an INT3 after an unconditional indirect JMP (straight-line speculation) */
-	if (op == JMP32_INSN_OPCODE && i < insn->length)
-		bytes[i++] = INT3_INSN_OPCODE;
 
 	for (; i < insn->length;)
 		bytes[i++] = BYTES_NOP1;
@@ -222,15 +256,18 @@ static int patch_retpoline(void *addr, struct insn *insn, u8 *bytes)
 	return i;
 }
 
-/* Port of apply_retpolines(), arch/x86/kernel/alternative.c, v6.16 */
+/* Port of apply_retpolines(), arch/x86/kernel/alternative.c, v7.3 */
 __noinline void apply_retpolines(s32 *start, s32 *end)
 {
-	for (s32 *s = start; s < end; s++) {
-		void *addr = (u8 *)s + *s;
+	s32 *s;
+
+	for (s = start; s < end; s++) {
+		void *addr = (u8 *)s + *s;	/* userspace: no void * arithmetic */
 		struct insn insn;
 		int len, ret;
 		u8 bytes[16];
 		u8 op1, op2;
+		u8 *dest;
 
 		ret = insn_decode_kernel(&insn, addr);
 		if (WARN_ON_ONCE(ret < 0))
@@ -240,8 +277,20 @@ __noinline void apply_retpolines(s32 *start, s32 *end)
 		op2 = insn.opcode.bytes[1];
 
 		switch (op1) {
+		case 0x70 ... 0x7f:	/* Jcc.d8 */
+			/* FineIBT's paranoid check: never pokelab's (cfi_mode is CFI_OFF) */
+			WARN_ON_ONCE(cfi_mode != CFI_FINEIBT);
+			continue;
+
 		case CALL_INSN_OPCODE:
 		case JMP32_INSN_OPCODE:
+			/* cfi_paranoid with ITS: not pokelab's either */
+			/* userspace: no void * arithmetic */
+			dest = (u8 *)addr + insn.length + insn.immediate.value;
+			if (dest[-1] == 0xd6 && (dest[0] & 0xf0) == 0x70) {
+				WARN_ON_ONCE(cfi_mode != CFI_FINEIBT);
+				continue;
+			}
 			break;
 
 		case 0x0f:	/* escape */
@@ -249,14 +298,17 @@ __noinline void apply_retpolines(s32 *start, s32 *end)
 				break;
 			[[fallthrough]];
 		default:
-			/* userspace: no FineIBT, so a Jcc.d8 site is as wrong as any other */
 			WARN_ON_ONCE(1);
 			continue;
 		}
 
+		/* userspace: no DPRINTK(RETPOLINE) */
+
 		len = patch_retpoline(addr, &insn, bytes);
 		if (len == insn.length) {
-			optimize_nops((u8 *)addr, bytes, len);
+			optimize_nops((u8 *)addr, bytes, len);	/* userspace: C++ cast */
+			/* userspace: no DUMP_BYTES(RETPOLINE) */
+
 			text_poke_early(addr, bytes, len);
 		}
 	}
@@ -333,7 +385,8 @@ __noinline void apply_returns(s32 *start, s32 *end)
 
 		op = insn.opcode.bytes[0];
 		if (op == JMP32_INSN_OPCODE)
-			dest = (u8 *)addr + insn.length + insn.immediate.value;	/* userspace: as above */
+			/* userspace: no void * arithmetic */
+			dest = (u8 *)addr + insn.length + insn.immediate.value;
 
 		/* userspace: WARN_ONCE() prints the condition, not the site's bytes */
 		if (__static_call_fixup(addr, op, dest) ||

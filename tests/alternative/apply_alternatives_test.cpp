@@ -376,6 +376,58 @@ TEST(AltNops, PauseIsNotANop)
 	EXPECT_EQ(bytes(buf + 2, 2), bytes(x86_nops[2], 2));
 }
 
+/*
+ * What v7.3's insn_is_nop() (arch/x86/lib/insn-eval.c since v6.19) takes for
+ * a NOP, seen through optimize_nops(): each row is xor %eax,%eax, the
+ * instruction, then 0x90. A NOP folds with the 0x90 into one NOP; anything
+ * else stays, and the 0x90 that then ends the buffer stays too.
+ */
+TEST(AltNops, WhatCountsAsANop)
+{
+	static const struct {
+		const char *what;
+		std::vector<u8> insn;
+		bool nop;
+	} rows[] = {
+		{"NOP", {0x90}, true},
+		{"66 NOP", {0x66, 0x90}, true},
+		{"NOPL /0", {0x0f, 0x1f, 0x40, 0x00}, true},
+		{"NOPW /0", {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00}, true},
+		{"NOPL /1 (a hint, not the NOP)", {0x0f, 0x1f, 0x48, 0x00}, false},
+		{"xchg %eax,%r8d (REX.B 90)", {0x41, 0x90}, false},
+		{"mov %rax,%rax", {0x48, 0x89, 0xc0}, true},
+		{"mov %r9,%r9", {0x4d, 0x89, 0xc9}, true},
+		{"mov %eax,%eax (zero-extends)", {0x89, 0xc0}, false},
+		{"mov %rax,%rcx", {0x48, 0x89, 0xc1}, false},
+		{"lea 0x0(%rsi),%rsi", {0x48, 0x8d, 0x76, 0x00}, true},
+		{"lea 0x0(%rsi,%riz,1),%rsi", {0x48, 0x8d, 0x74, 0x26, 0x00}, true},
+		{"ds lea 0x0(%rsi),%rsi", {0x3e, 0x48, 0x8d, 0x76, 0x00}, true},
+		{"lea 0x8(%rsi),%rsi", {0x48, 0x8d, 0x76, 0x08}, false},
+		{"lea 0x0(%rsi),%rdi", {0x48, 0x8d, 0x7e, 0x00}, false},
+		{"lea (%rsi),%rsi (no displacement)", {0x48, 0x8d, 0x36}, false},
+		{"fs lea 0x0(%rsi),%rsi", {0x64, 0x48, 0x8d, 0x76, 0x00}, false},
+		{"jmp +0 (JMP8)", {0xeb, 0x00}, true},
+		{"jmp +0 (JMP32)", {0xe9, 0x00, 0x00, 0x00, 0x00}, true},
+		{"jmp +1", {0xeb, 0x01}, false},
+		{"kmovw %k0,%k1 (VEX, opcode 90)", {0xc5, 0xf8, 0x90, 0xc8}, false},
+	};
+
+	for (const auto &r : rows) {
+		std::vector<u8> buf = {0x31, 0xc0};
+		std::vector<u8> want = {0x31, 0xc0};
+		size_t n = r.insn.size() + 1;
+
+		buf.insert(buf.end(), r.insn.begin(), r.insn.end());
+		buf.push_back(0x90);
+		if (r.nop)
+			want.insert(want.end(), x86_nops[n], x86_nops[n] + n);
+		else
+			want = buf;
+		optimize_nops(buf.data(), buf.data(), buf.size());
+		EXPECT_EQ(buf, want) << r.what;
+	}
+}
+
 TEST(AltRelocation, OutsideTargetsMoveInsideTargetsStay)
 {
 	/*

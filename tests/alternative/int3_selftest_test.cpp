@@ -25,9 +25,9 @@ protected:
 	}
 };
 
-TEST_F(Int3SelfTest, EmulatedCallStoresOne)
+TEST_F(Int3SelfTest, EmulatedCallStoresTheMagic)
 {
-	pokelab::int3SelftestRun();	/* BUG_ON(val != 1) inside */
+	pokelab::int3SelftestRun();	/* BUG_ON(val != 0x1234) inside */
 }
 
 TEST_F(Int3SelfTest, ForgottenCallIsCaught)
@@ -37,7 +37,7 @@ TEST_F(Int3SelfTest, ForgottenCallIsCaught)
 			pokelab_alt_bugs.int3_selftest_no_call = true;
 			pokelab::int3SelftestRun();
 		},
-		"val != 1");
+		"val != 0x1234");
 }
 
 TEST_F(Int3SelfTest, UnclaimedInt3IsAnOops)

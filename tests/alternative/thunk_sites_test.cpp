@@ -44,12 +44,31 @@ const u8 *siteOf(s32 *s)
 	return (const u8 *)s + *s;
 }
 
-/* CALL (2) or JMP (4) *%reg at @p, after @skip bytes: the REX.B and modrm forms */
-bool indirectAt(const u8 *p, int reg)
+/*
+ * The @len bytes at @p as v7.3's emit_indirect() writes them: CALL *%reg
+ * (ModRM reg 2) after CS prefixes that fill the slot, or JMP *%reg (reg 4)
+ * followed by INT3s; a REX.B for r8-r15. 2 or 4, or -1 for anything else.
+ */
+int indirectForm(const u8 *p, int len)
 {
-	if (p[0] == 0x41)
-		p++;
-	return p[0] == 0xff && (p[1] & 0xf8) == (0xc0 | (reg << 3));
+	int i = 0, cs = 0, op;
+
+	while (i < len && p[i] == 0x2e)
+		i++, cs++;
+	if (i < len && p[i] == 0x41)
+		i++;
+	if (i + 2 > len || p[i] != 0xff || (p[i + 1] & 0xc0) != 0xc0)
+		return -1;
+	op = (p[i + 1] >> 3) & 7;
+	i += 2;
+	if (op == 2)
+		return i == len ? 2 : -1;
+	if (op != 4 || cs)
+		return -1;
+	for (; i < len; i++)
+		if (p[i] != 0xcc)
+			return -1;
+	return 4;
 }
 
 void checkFunctions()
@@ -133,8 +152,9 @@ TEST_F(ThunkSitesOff, IndirectBranchesAndPlainReturns)
 	for (s32 *s = __start_retpoline_sites; s < __stop_retpoline_sites; s++) {
 		const u8 *p = siteOf(s);
 
-		EXPECT_TRUE(indirectAt(p, 2) || indirectAt(p, 4))
-			<< std::hex << (int)p[0] << " " << (int)p[1];
+		EXPECT_NE(indirectForm(p, 5), -1) << std::hex << (int)p[0] << " " << (int)p[1]
+						  << " " << (int)p[2] << " " << (int)p[3] << " "
+						  << (int)p[4];
 	}
 	for (s32 *s = __start_return_sites; s < __stop_return_sites; s++) {
 		const u8 *p = siteOf(s);
@@ -161,7 +181,7 @@ TEST_F(ThunkSitesLfence, AnLfenceBeforeEachBranch)
 		const u8 *p = siteOf(s);
 
 		EXPECT_EQ(memcmp(p, "\x0f\xae\xe8", 3), 0);
-		EXPECT_TRUE(indirectAt(p + 3, 2) || indirectAt(p + 3, 4));
+		EXPECT_NE(indirectForm(p + 3, 2 + (p[3] == 0x41)), -1);
 	}
 	/* the return thunk stays */
 	for (s32 *s = __start_return_sites; s < __stop_return_sites; s++)

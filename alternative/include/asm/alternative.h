@@ -170,7 +170,7 @@ extern "C" void __x86_return_thunk(void);
 static inline void its_return_thunk(void) {}
 
 /*
- * Port of optimize_nops(), arch/x86/kernel/alternative.c, v6.16: rewrite
+ * Port of optimize_nops(), arch/x86/kernel/alternative.c, v7.3: rewrite
  * every run of NOPs in @buf[0..@len) (a copy of the site at @instr) as one
  * NOP, or a JMP over padding longer than ASM_NOP_MAX. Works on the buffer
  * only; the caller pokes it.
