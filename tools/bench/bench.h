@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "hostload.h"
 #include "options.h"
 
 namespace CLI {
@@ -37,6 +38,8 @@ struct BenchRow {
 	double ratio;		/* median of the per-iteration ratios */
 	std::string goal;	/* "<= 1.25x", or "-" */
 	bool met;
+	/* why the goal was not judged ("host busy", "spread 14% > 10%"), or empty */
+	std::string unjudged;
 };
 
 struct BenchOptions {
@@ -91,13 +94,25 @@ int refuseMachineOptions(const char *name, const BenchOptions &o);
 /*
  * Time @ours and @raw side by side: each returns ns per operation for one
  * half-iteration; an iteration runs ours, raw, raw, ours. Prints an Iter
- * line per iteration and one Summary line. Returns the statistics of ours,
- * raw and the per-iteration ratio ours/raw.
+ * line per iteration, one Summary line and the host's load over the run
+ * (hostload.h). Returns the statistics of ours, raw and the per-iteration
+ * ratio ours/raw, and the host's load.
  */
 struct PairStat {
 	Stat ours, raw, ratio;
 	std::vector<double> oursNs, rawNs;
+	HostLoad host;
 };
+
+/*
+ * Why a goal cannot be judged on @p: "host busy" (hostload.h), "spread
+ * N% > 10%" (the ratio's MAD over its median beyond kSpreadBound), or ""
+ * when it can.
+ */
+std::string unjudged(const PairStat &p);
+
+/* The line under a figure that says so, or "" when @p can be judged. */
+std::string unjudgedLine(const PairStat &p);
 PairStat runPair(const std::string &what, unsigned int iters, const std::function<double()> &ours,
 		 const std::function<double()> &raw);
 

@@ -73,6 +73,8 @@ int benchEntry(const BenchOptions &o)
 	unsigned int rounds = roundsOr(o, 20000);
 	std::vector<double> ns[kNrPolicies], ratio[kNrPolicies];
 	std::string machine;
+	HostLoadMeter meter;
+	HostLoad host;
 
 	if (o.cpus || !o.params.empty()) {
 		fmt::print(stderr, "pokelab: bench entry boots its own machines (nr_cpus=2 "
@@ -105,12 +107,14 @@ int benchEntry(const BenchOptions &o)
 			line += fmt::format("{}{} {:7.1f}ns", p ? ", " : "", kPolicies[p], t[p]);
 		}
 		fmt::print("Iter {:3}: {}\n", it, line);
+		meter.sample();
 	}
+	host = meter.finish();
 	if (ns[0].empty()) {
 		fmt::print("Summary: entry not measured (interrupted)\n");
 		return 0;
 	}
-	fmt::print("{}\n", machine);
+	fmt::print("{}\n{}\n", machine, host.line());
 	for (unsigned int p = 0; p < kNrPolicies; p++) {
 		Stat s = stat(ns[p]), r = stat(ratio[p]);
 		PairStat ps;
@@ -123,6 +127,8 @@ int benchEntry(const BenchOptions &o)
 		ps.ours = s;
 		ps.raw = stat(ns[0]);
 		ps.ratio = r;
+		ps.host = host;
+		fmt::print("{}", unjudgedLine(ps));
 		addRow(o, fmt::format("entry: syscall under ct_defer={} / off", kPolicies[p]), ps,
 		       "-", true);
 	}

@@ -12,24 +12,11 @@
 #include <kernel_shim/clock.h>
 #include <linux/smp.h>
 
+#include "../median.h"
 #include "../stop.h"
 #include "bench.h"
 
 namespace pokelab::bench {
-
-namespace {
-
-double medianOf(std::vector<double> v)
-{
-	size_t n = v.size();
-
-	if (!n)
-		return 0;
-	std::sort(v.begin(), v.end());
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-} /* namespace */
 
 Stat stat(const std::vector<double> &v)
 {
@@ -94,6 +81,7 @@ PairStat runPair(const std::string &what, unsigned int iters, const std::functio
 {
 	PairStat p;
 	std::vector<double> ratio;
+	HostLoadMeter meter;
 
 	/* Warm-up: page in, settle the threads. */
 	ours();
@@ -114,12 +102,14 @@ PairStat runPair(const std::string &what, unsigned int iters, const std::functio
 		p.oursNs.push_back(o);
 		p.rawNs.push_back(r);
 		ratio.push_back(o / r);
+		meter.sample();
 		fmt::print("Iter {:3} ({:8.3f}ms): {} ours {:>11}, raw {:>11}, ratio {:6.3f}\n", it,
 			   (kshim::clockNs() - t0) / 1e6, what, fmtNs(o), fmtNs(r), o / r);
 	}
 	p.ours = stat(p.oursNs);
 	p.raw = stat(p.rawNs);
 	p.ratio = stat(ratio);
+	p.host = meter.finish();
 	if (ratio.empty()) {
 		fmt::print("Summary: {} not measured (interrupted)\n", what);
 		return p;
@@ -128,7 +118,28 @@ PairStat runPair(const std::string &what, unsigned int iters, const std::functio
 		   "mean ratio {:.3f} ± {:.3f})\n", what, fmtNs(p.ours.median), fmtNs(p.ours.mad),
 		   fmtNs(p.raw.median), fmtNs(p.raw.mad), p.ratio.median, p.ratio.mad,
 		   p.ratio.mean, p.ratio.stddev);
+	fmt::print("{}\n{}", p.host.line(), unjudgedLine(p));
 	return p;
+}
+
+std::string unjudged(const PairStat &p)
+{
+	double spread = p.ratio.median > 0 ? p.ratio.mad / p.ratio.median : 0;
+
+	if (p.host.busy)
+		return "host busy";
+	if (spread > kSpreadBound)
+		return fmt::format("spread {:.0f}% > {:.0f}%", spread * 100, kSpreadBound * 100);
+	return "";
+}
+
+std::string unjudgedLine(const PairStat &p)
+{
+	std::string why = unjudged(p);
+
+	if (why.empty())
+		return "";
+	return fmt::format("Not judged: {}; the figure above is not held to its goal\n", why);
 }
 
 std::string fmtNs(double ns)
@@ -147,7 +158,7 @@ void addRow(const BenchOptions &o, const std::string &bench, const PairStat &p,
 	if (!o.rows || p.ours.median <= 0)
 		return;
 	o.rows->push_back(BenchRow{bench, fmtNs(p.ours.median), fmtNs(p.raw.median),
-				   p.ratio.median, goal, met});
+				   p.ratio.median, goal, met, unjudged(p)});
 }
 
 } /* namespace pokelab::bench */

@@ -104,7 +104,8 @@ int runAll()
 	fmt::print("\n| benchmark | ours | raw | ratio | goal | met |\n|---|---|---|---|---|---|\n");
 	for (const BenchRow &r : rows)
 		fmt::print("| {} | {} | {} | {:.3f} | {} | {} |\n", r.bench, r.ours, r.raw, r.ratio,
-			   r.goal, r.goal == "-" ? "-" : r.met ? "yes" : "no");
+			   r.goal, r.goal == "-" ? "-" : !r.unjudged.empty()
+			   ? "not judged: " + r.unjudged : r.met ? "yes" : "no");
 	fmt::print("\nbench all: {} rows in {:.1f} s; ratios are medians over {} iterations\n",
 		   rows.size(), (kshim::clockNs() - t0) / 1e9, o.iters);
 	if (stopRequested()) {
