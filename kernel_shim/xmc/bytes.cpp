@@ -26,6 +26,8 @@ unsigned int bytesLimit = kBytesMax, writesLimit = kWritesMax;
 
 std::mutex regionLock;
 std::vector<Region> regions;
+/* bumped under regionLock at every change of @regions: a reader's copy is current while equal */
+unsigned long regionsGen = 1;
 /* The gated ranges the operation's bytes name (ByteHist::gate); forgotten with them. */
 std::vector<Gate> gates;
 
@@ -36,9 +38,23 @@ bool online(int cpu)
 
 ByteHist *findByte(unsigned long addr)
 {
-	long i = op->index.find(addr, op->bytes);
+	u32 h = op->hint;
+	long i;
 
-	return i < 0 ? nullptr : &op->bytes[i];
+	/*
+	 * The model walks a site byte by byte, and a write's bytes are
+	 * recorded in address order: the byte after the last one found is
+	 * the usual answer, checked before the hash.
+	 */
+	if (h < op->nbytes && op->bytes[h].addr == addr) {
+		op->hint = h + 1;
+		return &op->bytes[h];
+	}
+	i = op->index.find(addr, op->bytes);
+	if (i < 0)
+		return nullptr;
+	op->hint = (u32)i + 1;
+	return &op->bytes[i];
 }
 
 /* The value @b had for a CPU that serialised at @serial. */
@@ -148,6 +164,7 @@ void opForget()
 	op->index.clear();
 	op->nbytes = op->nwrites = 0;
 	op->intents.clear();
+	intentsChanged();
 	op->int3Bytes.clear();
 	op->decided.clear();
 	gates.clear();
@@ -167,9 +184,21 @@ void oldBytes(const Intent &in, u8 *out)
 /* Who may fetch @addr: -1 everyone, -2 nobody, -3 through a gate, else that CPU only. */
 Reach reachableBy(unsigned long addr)
 {
-	std::lock_guard<std::mutex> lk(regionLock);
+	/*
+	 * Asked at every text write: the writer keeps a copy and takes the
+	 * lock only when the regions changed since (text hidden, published or
+	 * freed). Task context, so a thread-local copy.
+	 */
+	static thread_local std::vector<Region> copy;
+	static thread_local unsigned long copyGen;
 
-	for (const Region &r : regions)
+	if (copyGen != __atomic_load_n(&regionsGen, __ATOMIC_ACQUIRE)) {
+		std::lock_guard<std::mutex> lk(regionLock);
+
+		copy = regions;
+		copyGen = regionsGen;
+	}
+	for (const Region &r : copy)
 		if (addr >= r.start && addr < r.end)
 			return Reach{r.cpu, r.key, r.start, r.end};
 	return Reach{-1, 0, 0, 0};
@@ -253,6 +282,7 @@ void setRegion(unsigned long start, unsigned long end, int cpu, unsigned long ke
 	if (cpu != -1)
 		next.push_back(Region{start, end, cpu, key});
 	regions.swap(next);
+	__atomic_store_n(&regionsGen, regionsGen + 1, __ATOMIC_RELEASE);
 }
 
 void xmcTestCapacity(unsigned int bytes, unsigned int writes) noexcept
@@ -266,6 +296,7 @@ void forgetRegions()
 	std::lock_guard<std::mutex> lk(regionLock);
 
 	regions.clear();
+	__atomic_store_n(&regionsGen, regionsGen + 1, __ATOMIC_RELEASE);
 }
 
 } /* namespace xmc */

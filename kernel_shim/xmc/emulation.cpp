@@ -14,6 +14,7 @@
  * a CALL nor a RET moves nothing. A mismatch is printed on the way down
  * (stackNotes()); the writer's full check reports it otherwise.
  */
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -66,39 +67,86 @@ bool ccTrue(unsigned int cc, unsigned long flags)
 	return (cc & 1) ? !t : t;
 }
 
-bool outcomeOf(const u8 *insn, unsigned int len, unsigned long site, const EmuRec &r, Outcome *o)
+/* What R5 needs of an instruction, decoded once per byte string (DecodeMemo). */
+struct Decoded {
+	bool ok;
+	u8 length;
+	ZydisMnemonic mnemonic;
+	ZydisInstructionCategory category;
+	ZydisOpcodeMap map;
+	u8 opcode;
+	u8 visible;		/* operand_count_visible */
+	bool rel;		/* one relative immediate operand */
+	s64 imm;		/* its displacement from the next instruction */
+};
+
+Decoded decodeFull(const u8 *insn, unsigned int len)
 {
 	ZydisDecodedInstruction zi;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	ZyanU64 target = 0;
-	unsigned long next;
-	bool rel;
+	Decoded d = {};
 
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(zydisDecoder(), insn, len, &zi, ops)))
+		return d;
+	d.ok = true;
+	d.length = zi.length;
+	d.mnemonic = zi.mnemonic;
+	d.category = zi.meta.category;
+	d.map = zi.opcode_map;
+	d.opcode = zi.opcode;
+	d.visible = zi.operand_count_visible;
+	/* the displacement, as ZydisCalcAbsoluteAddress() gives it for a site at 0 */
+	d.rel = zi.operand_count_visible == 1 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+		ops[0].imm.is_relative && ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi, &ops[0], 0,
+										   &target));
+	d.imm = (s64)target - zi.length;
+	return d;
+}
+
+Decoded decodeMemo(const u8 *insn, unsigned int len)
+{
+	static DecodeMemo<Decoded, 1024> memo;
+
+	return memo.get(insn, std::min(len, kSiteMax), decodeFull);
+}
+
+/* What of the trapped state an outcome depends on, besides the site: */
+constexpr unsigned int kUsesFlags = 1;	/* a Jcc: the flags */
+constexpr unsigned int kUsesTop0 = 2;	/* a RET: the word at the stack pointer */
+
+bool outcomeOf(const u8 *insn, unsigned int len, unsigned long site, const EmuRec &r, Outcome *o,
+	       unsigned int *uses = nullptr)
+{
+	Decoded d = decodeMemo(insn, len);
+	unsigned long next, target;
+
+	if (!d.ok)
 		return false;
-	next = site + zi.length;
-	rel = zi.operand_count_visible == 1 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
-	      ops[0].imm.is_relative &&
-	      ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi, &ops[0], site, &target));
+	if (uses)
+		*uses = d.mnemonic == ZYDIS_MNEMONIC_RET ? kUsesTop0
+			: d.category == ZYDIS_CATEGORY_COND_BR ? kUsesFlags : 0;
+	next = site + d.length;
+	target = next + d.imm;
 	*o = Outcome{next, r.sp0, false, 0};
-	if (zi.mnemonic == ZYDIS_MNEMONIC_NOP)
+	if (d.mnemonic == ZYDIS_MNEMONIC_NOP)
 		return true;
-	if (zi.mnemonic == ZYDIS_MNEMONIC_JMP && rel) {
+	if (d.mnemonic == ZYDIS_MNEMONIC_JMP && d.rel) {
 		o->ip = target;
 		return true;
 	}
-	if (zi.mnemonic == ZYDIS_MNEMONIC_CALL && rel) {
+	if (d.mnemonic == ZYDIS_MNEMONIC_CALL && d.rel) {
 		*o = Outcome{target, r.sp0 - 8, true, next};
 		return true;
 	}
-	if (zi.mnemonic == ZYDIS_MNEMONIC_RET && !zi.operand_count_visible) {
+	if (d.mnemonic == ZYDIS_MNEMONIC_RET && !d.visible) {
 		*o = Outcome{r.top0, r.sp0 + 8, false, 0};
 		return true;
 	}
-	if (zi.meta.category == ZYDIS_CATEGORY_COND_BR && rel &&
-	    ((zi.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && (zi.opcode & 0xf0) == 0x70) ||
-	     (zi.opcode_map == ZYDIS_OPCODE_MAP_0F && (zi.opcode & 0xf0) == 0x80))) {
-		if (ccTrue(zi.opcode & 0xf, r.flags))
+	if (d.category == ZYDIS_CATEGORY_COND_BR && d.rel &&
+	    ((d.map == ZYDIS_OPCODE_MAP_DEFAULT && (d.opcode & 0xf0) == 0x70) ||
+	     (d.map == ZYDIS_OPCODE_MAP_0F && (d.opcode & 0xf0) == 0x80))) {
+		if (ccTrue(d.opcode & 0xf, r.flags))
 			o->ip = target;
 		return true;
 	}
@@ -137,6 +185,12 @@ void checkEmulation(int cpu, const EmuRec &r)
 	/* Resumed at the site itself: it fetches the site again. */
 	if (r.ip1 == r.site && r.sp1 == r.sp0)
 		return;
+	/* As a resumption this batch accepted before, from a state its candidate reads alike. */
+	const Intent::EmuOk &m = in->emuOk;
+	if (m.valid && r.ip1 == m.ip1 && r.sp1 - r.sp0 == m.dsp && (!m.push || r.top1 == m.top1) &&
+	    (!(m.uses & kUsesFlags) || r.flags == m.flags) &&
+	    (!(m.uses & kUsesTop0) || r.top0 == m.top0))
+		return;
 	oldBytes(*in, cand[ncand++]);
 	memcpy(cand[ncand++], in->bytes, in->len);
 	for (unsigned int k = 0; k < in->nalt; k++)
@@ -146,11 +200,16 @@ void checkEmulation(int cpu, const EmuRec &r)
 	for (unsigned int c = 0; c < ncand; c++) {
 		Outcome &o = outs[c];
 
-		if (!outcomeOf(cand[c], in->len, r.site, r, &o))
+		unsigned int uses;
+
+		if (!outcomeOf(cand[c], in->len, r.site, r, &o, &uses))
 			continue;
 		known = outKnown[c] = true;
-		if (o.ip == r.ip1 && o.sp == r.sp1 && (!o.push || o.pushed == r.top1))
+		if (o.ip == r.ip1 && o.sp == r.sp1 && (!o.push || o.pushed == r.top1)) {
+			in->emuOk = Intent::EmuOk{true, r.ip1, r.sp1 - r.sp0, o.push, r.top1, uses,
+						  r.flags, r.top0};
 			return;
+		}
 	}
 	if (!known) {
 		stats.emulations--;	/* nothing the model knows how to check */

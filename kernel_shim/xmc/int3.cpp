@@ -79,11 +79,27 @@ void armedAdd(unsigned long site, u8 oldOp, u8 newOp)
 	__atomic_store_n(&armed.gen, armed.gen + 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * A site has at most one live entry, the newest (an INT3 is armed again
+ * only after its removal): the entry after the last one removed (phase 3
+ * goes in phase 1's order), else the newest match, looking back.
+ */
 void armedRemove(unsigned long site)
 {
-	for (unsigned int i = 0; i < armed.n; i++)
-		if (armed.site[i] == site)
-			__atomic_store_n(&armed.removed[i], 1, __ATOMIC_RELEASE);
+	static unsigned int hint;
+	unsigned int n = armed.n, i;
+
+	if (hint < n && armed.site[hint] == site && !armed.removed[hint]) {
+		i = hint;
+	} else {
+		for (i = n; i-- > 0;)
+			if (armed.site[i] == site)
+				break;
+		if (i >= n || armed.removed[i])
+			return;
+	}
+	__atomic_store_n(&armed.removed[i], 1, __ATOMIC_RELEASE);
+	hint = i + 1;
 }
 
 void armedClear()

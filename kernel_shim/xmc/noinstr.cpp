@@ -34,6 +34,8 @@ struct NoinstrRange {
 std::mutex noinstrLock;
 std::vector<NoinstrRange> ranges;
 bool programKnown;
+/* bumped under noinstrLock at every change of @ranges: a reader's copy is current while equal */
+unsigned long rangesGen = 1;
 
 void knowProgram()
 {
@@ -54,6 +56,7 @@ void noinstrAdd(const void *owner, unsigned long start, unsigned long end)
 
 	knowProgram();
 	ranges.push_back({owner, start, end});
+	__atomic_store_n(&rangesGen, rangesGen + 1, __ATOMIC_RELEASE);
 }
 
 void noinstrRemove(const void *owner)
@@ -63,14 +66,27 @@ void noinstrRemove(const void *owner)
 	ranges.erase(std::remove_if(ranges.begin(), ranges.end(),
 				    [owner](const NoinstrRange &r) { return owner && r.owner == owner; }),
 		     ranges.end());
+	__atomic_store_n(&rangesGen, rangesGen + 1, __ATOMIC_RELEASE);
 }
 
 bool noinstrText(unsigned long addr)
 {
-	std::lock_guard<std::mutex> lk(noinstrLock);
+	/*
+	 * The writer asks at every text write: it keeps a copy of the ranges
+	 * and takes the lock only when they changed since (a module loaded or
+	 * freed). Task context, so a thread-local copy.
+	 */
+	static thread_local std::vector<NoinstrRange> copy;
+	static thread_local unsigned long copyGen;
 
-	knowProgram();
-	for (const NoinstrRange &r : ranges)
+	if (copyGen != __atomic_load_n(&rangesGen, __ATOMIC_ACQUIRE)) {
+		std::lock_guard<std::mutex> lk(noinstrLock);
+
+		knowProgram();
+		copy = ranges;
+		copyGen = rangesGen;
+	}
+	for (const NoinstrRange &r : copy)
 		if (addr >= r.start && addr < r.end)
 			return true;
 	return false;

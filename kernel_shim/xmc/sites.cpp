@@ -65,11 +65,17 @@ void checkFinished()
 /* R4, at a write of an INT3 batch: report its first changed byte outside every site. */
 void checkStray(unsigned long a, const u8 *before, const u8 *after, size_t len, int writer)
 {
-	for (size_t i = 0; i < len; i++) {
-		XmcViolation v = {};
+	unsigned long lo, hi;
 
+	/* the usual write: inside one site */
+	if (intentRange(a, &lo, &hi) && a + len <= hi)
+		return;
+	for (size_t i = 0; i < len; i++) {
 		if (before[i] == after[i] || intentAt(a + i))
 			continue;
+
+		XmcViolation v = {};
+
 		v.rule = XmcRule::StrayWrite;
 		v.cpu = writer >= 0 ? writer : 0;
 		v.op = op->what;

@@ -69,12 +69,50 @@ bool dfs(const Window &w, unsigned int pos, unsigned int i, unsigned int live, c
 	return false;
 }
 
+/*
+ * The window lets a CPU fetch one stream only, besides an INT3 at the
+ * site's first byte, and that stream is an acceptable one over the whole
+ * window (phase 1's INT3 before the old bytes, phase 3's first byte before
+ * the new tail): no torn fetch. findTorn() would say the same: the INT3 is
+ * skipped, every boundary it reaches is one of that candidate's (a stream
+ * whose bytes are the candidate's decodes as the candidate does), and
+ * there the bytes match the candidate to its end.
+ */
+bool oneAcceptableStream(const Window &w)
+{
+	unsigned int other = 0;
+	u8 x = 0;
+
+	for (unsigned int k = 0; k < w.p[0].n; k++)
+		if (w.p[0].v[k] != kInt3) {
+			x = w.p[0].v[k];
+			other++;
+		}
+	if (other != 1)
+		return false;
+	for (unsigned int k = 1; k < w.len; k++)
+		if (w.p[k].n != 1)
+			return false;
+	for (unsigned int c = 0; c < w.ncand; c++) {
+		bool same = w.cand[c][0] == x;
+
+		for (unsigned int k = 1; same && k < w.len; k++)
+			same = w.cand[c][k] == w.p[k].v[0];
+		if (same)
+			return true;
+	}
+	return false;
+}
+
 bool findTorn(const Window &w, Torn *t)
 {
 	/* For each candidate stream: its instruction boundaries, lengths, fall-through. */
 	bool bound[kCands][kWindow] = {}, falls[kCands][kWindow] = {}, reach[kWindow] = {};
 	int len[kCands][kWindow] = {};
 	u8 combo[kSiteMax];
+
+	if (oneAcceptableStream(w))
+		return false;
 
 	for (unsigned int c = 0; c < w.ncand; c++) {
 		for (unsigned int pos = 0; pos < w.siteLen;) {
@@ -175,11 +213,112 @@ u64 lastWriteTo(const Intent &in, u64 upTo)
 	return last;
 }
 
+/*
+ * The window cannot be torn when every value the CPU may fetch at the
+ * site's first byte is an INT3 and no acceptable stream starts with one
+ * (phase 2's writes, the CPUs serialised after phase 1): findTorn() skips
+ * the INT3 (the handler owns it) and reaches no other boundary, as no
+ * stream's first instruction can be fetched whole. Decided without
+ * building the window: the same verdict, at a fraction of the cost.
+ */
+bool trapsAtFirstByte(const Intent &in, u64 serial, u64 upTo)
+{
+	const ByteHist *b = findByte(in.addr);
+	PSet p;
+
+	if (!b || b->old == kInt3 || in.bytes[0] == kInt3)
+		return false;
+	for (unsigned int k = 0; k < in.nalt; k++)
+		if (in.alt[k][0] == kInt3)
+			return false;
+	p = possible(b, serial, upTo);
+	return p.n == 1 && p.v[0] == kInt3;
+}
+
+/*
+ * oneAcceptableStream() decided without building the window, for the
+ * usual shape: nothing after the site was written or is to be (no byte of
+ * the operation's, no site there), so every stream holds the text's own
+ * bytes there, and only the site's bytes can differ. Exactly what
+ * buildWindow() and oneAcceptableStream() would find; false when unsure.
+ */
+bool oneStreamAtSite(const Intent &in, u64 serial, u64 upTo)
+{
+	unsigned long pageEnd = ((in.addr + in.len - 1) | 4095) + 1, lo, hi;
+	unsigned long end = std::min(pageEnd, in.addr + in.len + 15);
+	u8 fetch[kSiteMax], old[kSiteMax];
+	unsigned int other = 0;
+
+	if (in.len > kSiteMax || intentRange(in.addr, &lo, &hi) != &in || hi < in.addr + in.len)
+		return false;
+	/* after the site: no byte of the operation's, no site */
+	if (intentRange(in.addr + in.len, &lo, &hi) || hi < end)
+		return false;
+	for (unsigned long a = in.addr + in.len; a < end; a++)
+		if (op->index.maybe(a))
+			return false;
+	for (unsigned int k = 0; k < in.len; k++) {
+		const ByteHist *b = findByte(in.addr + k);
+		PSet p;
+
+		if (b) {
+			p = possible(b, serial, upTo);
+			old[k] = b->old;
+		} else {
+			old[k] = *(const volatile u8 *)(in.addr + k);
+			p = PSet{1, {old[k]}};
+		}
+		if (k) {
+			if (p.n != 1)
+				return false;
+			fetch[k] = p.v[0];
+			continue;
+		}
+		for (unsigned int j = 0; j < p.n; j++)
+			if (p.v[j] != kInt3) {
+				fetch[0] = p.v[j];
+				other++;
+			}
+		if (other != 1)
+			return false;
+	}
+	if (!memcmp(fetch, old, in.len) || !memcmp(fetch, in.bytes, in.len))
+		return true;
+	for (unsigned int k = 0; k < in.nalt; k++)
+		if (!memcmp(fetch, in.alt[k], in.len))
+			return true;
+	return false;
+}
+
 /* R1 for one CPU (and all that share its @serial) on one site, up to write @upTo. */
+/* Where R1 keeps the last write it decided @in's window for @serial up to. */
+u64 &decidedFor(const Intent &in, u64 serial)
+{
+	unsigned int k;
+
+	for (k = 0; k < in.decN; k++)
+		if (in.decSerial[k] == serial)
+			return in.decUpTo[k];
+	auto it = op->decided.find({in.addr, serial});
+	if (it != op->decided.end())
+		return it->second;
+	if (in.decN < 4) {
+		k = in.decN++;
+	} else {
+		/* the oldest inline entry moves to the map */
+		k = in.decNext;
+		in.decNext = (in.decNext + 1) % 4;
+		op->decided[{in.addr, in.decSerial[k]}] = in.decUpTo[k];
+	}
+	in.decSerial[k] = serial;
+	in.decUpTo[k] = 0;
+	return in.decUpTo[k];
+}
+
 void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu)
 {
 	u64 last = lastWriteTo(in, upTo);
-	u64 &seen = op->decided[{in.addr, serial}];
+	u64 &seen = decidedFor(in, serial);
 	Window w;
 	Torn t;
 
@@ -195,6 +334,10 @@ void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu)
 			stats.lost++;
 			return;
 		}
+	}
+	if (trapsAtFirstByte(in, serial, upTo) || oneStreamAtSite(in, serial, upTo)) {
+		stats.windows++;
+		return;
 	}
 	buildWindow(in, serial, upTo, &w);
 	stats.windows++;

@@ -9,6 +9,7 @@
  */
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include <kernel_shim/disasm.h>
 #include <linux/cpumask.h>
@@ -20,6 +21,26 @@ namespace kshim {
 
 namespace xmc {
 
+namespace {
+
+int decode(const u8 *p, unsigned int len, bool *falls)
+{
+	ZydisDecodedInstruction zi;
+
+	*falls = false;
+	if (!len ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(zydisDecoder(), nullptr, p, len, &zi)))
+		return 0;
+	*falls = zi.meta.category != ZYDIS_CATEGORY_RET &&
+		 zi.meta.category != ZYDIS_CATEGORY_UNCOND_BR &&
+		 zi.meta.category != ZYDIS_CATEGORY_INTERRUPT &&
+		 zi.mnemonic != ZYDIS_MNEMONIC_UD2 && zi.mnemonic != ZYDIS_MNEMONIC_UD1 &&
+		 zi.mnemonic != ZYDIS_MNEMONIC_HLT;
+	return zi.length;
+}
+
+} /* namespace */
+
 /*
  * Length of the instruction at @p (0: it does not decode); *@falls says
  * whether execution can go on at the next byte after it (not a RET, an
@@ -27,31 +48,117 @@ namespace xmc {
  */
 int insnLength(const u8 *p, unsigned int len, bool *falls)
 {
-	ZydisDecodedInstruction zi;
+	struct Len {
+		s8 length;
+		bool falls;
+	};
+	static DecodeMemo<Len, 4096> memo;
+	Len l = memo.get(p, std::min(len, 15u), [](const u8 *q, unsigned int n) {
+		Len r;
+
+		r.length = (s8)decode(q, n, &r.falls);
+		return r;
+	});
 
 	if (falls)
-		*falls = false;
-	if (!len ||
-	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(zydisDecoder(), nullptr, p, len, &zi)))
-		return 0;
-	if (falls)
-		*falls = zi.meta.category != ZYDIS_CATEGORY_RET &&
-			 zi.meta.category != ZYDIS_CATEGORY_UNCOND_BR &&
-			 zi.meta.category != ZYDIS_CATEGORY_INTERRUPT &&
-			 zi.mnemonic != ZYDIS_MNEMONIC_UD2 && zi.mnemonic != ZYDIS_MNEMONIC_UD1 &&
-			 zi.mnemonic != ZYDIS_MNEMONIC_HLT;
-	return zi.length;
+		*falls = l.falls;
+	return l.length;
+}
+
+namespace {
+
+/* intentRange()'s last answer */
+struct {
+	unsigned long lo = 1, hi = 0;
+	const Intent *in = nullptr;
+} lastRange;
+
+/*
+ * An INT3 batch's sites do not change while it runs: looked up in a flat
+ * sorted copy of their addresses (one cache-friendly binary search), made
+ * at the first lookup after they changed. Other operations add a site at
+ * each write and look up in the map.
+ */
+std::vector<unsigned long> flatAddr;
+std::vector<const Intent *> flatIn;
+bool flatValid;
+
+} /* namespace */
+
+void intentsChanged()
+{
+	lastRange.lo = 1;
+	lastRange.hi = 0;
+	flatValid = false;
+}
+
+const Intent *intentRange(unsigned long a, unsigned long *lo, unsigned long *hi)
+{
+	const Intent *in = nullptr, *prev = nullptr;
+	unsigned long next;
+
+	if (a >= lastRange.lo && a < lastRange.hi) {
+		*lo = lastRange.lo;
+		*hi = lastRange.hi;
+		return lastRange.in;
+	}
+	if (op->int3Batch && !flatValid) {
+		flatAddr.clear();
+		flatIn.clear();
+		for (const auto &[addr, i] : op->intents) {
+			flatAddr.push_back(addr);
+			flatIn.push_back(&i);
+		}
+		flatValid = true;
+	}
+	if (op->int3Batch) {
+		static size_t lastK;
+		size_t k = lastK, n = flatAddr.size();
+
+		/*
+		 * k: the first site above @a. A batch writes its sites in
+		 * address order, phase after phase: the last answer's, or the
+		 * one after it, before a binary search.
+		 */
+		if (!(k <= n && (k == n || a < flatAddr[k]) && (k == 0 || flatAddr[k - 1] <= a))) {
+			k++;
+			if (!(k <= n && (k == n || a < flatAddr[k]) && flatAddr[k - 1] <= a))
+				k = std::upper_bound(flatAddr.begin(), flatAddr.end(), a) -
+				    flatAddr.begin();
+		}
+		lastK = k;
+
+		next = k == flatAddr.size() ? ~0ul : flatAddr[k];
+		prev = k ? flatIn[k - 1] : nullptr;
+	} else {
+		auto it = op->intents.upper_bound(a);
+
+		next = it == op->intents.end() ? ~0ul : it->second.addr;
+		prev = it != op->intents.begin() ? &std::prev(it)->second : nullptr;
+	}
+	*lo = a;
+	*hi = next;
+	if (prev) {
+		if (a < prev->addr + prev->len) {
+			in = prev;
+			*lo = prev->addr;
+			*hi = std::min(prev->addr + prev->len, next);
+		} else {
+			*lo = prev->addr + prev->len;
+		}
+	}
+	lastRange.lo = *lo;
+	lastRange.hi = *hi;
+	lastRange.in = in;
+	return in;
 }
 
 /* The intent holding @a, or nullptr. */
 const Intent *intentAt(unsigned long a)
 {
-	auto it = op->intents.upper_bound(a);
+	unsigned long lo, hi;
 
-	if (it == op->intents.begin())
-		return nullptr;
-	--it;
-	return a < it->second.addr + it->second.len ? &it->second : nullptr;
+	return intentRange(a, &lo, &hi);
 }
 
 void buildWindow(const Intent &in, u64 serial, u64 upTo, Window *w)

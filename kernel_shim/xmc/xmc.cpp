@@ -65,6 +65,8 @@ int busy;
 /* An operation is open: a crash waits a little for its verdict at the return. */
 int opActive;
 bool paramEnabled = true;
+/* text writes since boot, for takeEmulations()'s pace */
+unsigned long emuTick;
 
 void opOpen(const char *what, bool implicit, bool int3Batch)
 {
@@ -79,6 +81,7 @@ void opOpen(const char *what, bool implicit, bool int3Batch)
 	__atomic_store_n(&opActive, 1, __ATOMIC_RELEASE);
 	if (int3Batch) {
 		op->intents.swap(queuedIntents);
+		intentsChanged();
 		queuedIntents.clear();
 	}
 }
@@ -160,9 +163,18 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 		for (size_t off = 0; off < len; off += kSiteMax) {
 			Intent self = {a + off, (unsigned int)std::min<size_t>(len - off, kSiteMax), {},
 				       0, {}, false, {}};
+			Intent &slot = op->intents[self.addr];
 
+			intentsChanged();
 			memcpy(self.bytes, after + off, self.len);
-			op->intents[self.addr] = self;
+			/* the site written again: the windows R1 decided stay decided */
+			if (slot.len == self.len) {
+				memcpy(self.decSerial, slot.decSerial, sizeof(self.decSerial));
+				memcpy(self.decUpTo, slot.decUpTo, sizeof(self.decUpTo));
+				self.decN = slot.decN;
+				self.decNext = slot.decNext;
+			}
+			slot = self;
 		}
 	}
 
@@ -182,7 +194,14 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 	cpuFenceStore(FENCE_PAIR_TEXT_WRITE);
 
 	takeFresh();
-	takeEmulations(kEmuPerWrite);
+	/*
+	 * Trap returns every kEmuEvery writes, not at each: a look at a ring
+	 * is a cache miss on a line its CPU writes, and a trapping CPU fills
+	 * fewer than kEmuRing records in that many writes (the rest wait for
+	 * the return; what a full ring drops is counted as not sampled).
+	 */
+	if (++emuTick % kEmuEvery == 0)
+		takeEmulations(kEmuEvery * kEmuPerWrite);
 
 	/*
 	 * R1: every CPU that may fetch this text, grouped by its last
@@ -315,6 +334,14 @@ void xmcQuiesce() noexcept
 	if (op->open)
 		opClose();
 	takeCpuRecords();
+}
+
+void xmcSetEnabled(bool on) noexcept
+{
+	if (on == xmcEnabled)
+		return;
+	xmcQuiesce();
+	__atomic_store_n(&xmcEnabled, on, __ATOMIC_RELAXED);
 }
 
 void xmcReset() noexcept

@@ -18,9 +18,11 @@
 #endif
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -84,6 +86,27 @@ struct Intent {
 	 */
 	bool hasEmu;
 	u8 emu[kSiteMax];
+	/*
+	 * R1's memory of the site's windows it decided, the last few inline
+	 * (CPU serial, the site's last write then); older ones in Op::decided.
+	 */
+	mutable u64 decSerial[4] = {}, decUpTo[4] = {};
+	mutable u8 decN = 0, decNext = 0;
+	/*
+	 * R5's memory: the last trap return it accepted here, and what of the
+	 * trapped state the accepting instruction's outcome read (flags for a
+	 * Jcc, the stack top for a RET); a return alike on all that is
+	 * accepted again without decoding.
+	 */
+	struct EmuOk {
+		bool valid;
+		unsigned long ip1, dsp;		/* resumed ip, sp1 - sp0 */
+		bool push;			/* the return address pushed: top1 compared */
+		unsigned long top1;
+		unsigned int uses;		/* kUsesFlags, kUsesTop0 (emulation.cpp) */
+		unsigned long flags, top0;
+	};
+	mutable EmuOk emuOk = {};
 };
 
 struct Region {
@@ -120,8 +143,23 @@ struct ByteIndex {
 		return (u32)k & (kHashSize - 1);
 	}
 
+	/*
+	 * One bit per address modulo kFilterBits, set for every recorded
+	 * byte: most bytes the model asks about (those after a site) were
+	 * never written, and the filter, in L1, says so without a probe.
+	 */
+	static constexpr unsigned int kFilterBits = 32768;
+	u64 filter[kFilterBits / 64];
+
+	bool maybe(unsigned long a) const
+	{
+		return filter[(a / 64) % (kFilterBits / 64)] & (1ull << (a % 64));
+	}
+
 	long find(unsigned long a, const ByteHist *bytes) const
 	{
+		if (!maybe(a))
+			return -1;
 		for (u32 i = hash(a);; i = (i + 1) & (kHashSize - 1)) {
 			if (!slot[i])
 				return -1;
@@ -134,6 +172,8 @@ struct ByteIndex {
 	{
 		u32 i = hash(a);
 
+		filter[(a / 64) % (kFilterBits / 64)] |= 1ull << (a % 64);
+
 		while (slot[i])
 			i = (i + 1) & (kHashSize - 1);
 		slot[i] = index + 1;
@@ -145,6 +185,7 @@ struct ByteIndex {
 		for (u32 i = 0; i < nused; i++)
 			slot[used[i]] = 0;
 		nused = 0;
+		memset(filter, 0, sizeof(filter));
 	}
 };
 
@@ -161,10 +202,17 @@ struct Op {
 	ByteHist bytes[kBytesMax];
 	Write writes[kWritesMax];
 	ByteIndex index;
+	u32 hint;		/* findByte()'s guess: the byte after the last one found */
 	std::map<unsigned long, Intent> intents;
 	std::vector<u32> int3Bytes;
 	/* (site, CPU serial) -> the site's last write that window was decided up to */
-	std::map<std::pair<unsigned long, u64>, u64> decided;
+	struct DecidedHash {
+		size_t operator()(const std::pair<unsigned long, u64> &k) const
+		{
+			return std::hash<unsigned long>()(k.first * 0x9e3779b97f4a7c15ull ^ k.second);
+		}
+	};
+	std::unordered_map<std::pair<unsigned long, u64>, u64, DecidedHash> decided;
 };
 
 struct PSet {
@@ -202,6 +250,52 @@ struct Window {
 	PSet p[kWindow];
 };
 
+/*
+ * A memory of what a decoder said of a few bytes (insnLength(), R5's
+ * outcomes): the model decodes the same instructions again and again, and
+ * a decode is the dearest step of a check. Exact: keyed by every byte the
+ * decoder could look at (at most 16) and how many it was given.
+ * Direct-mapped; owned by whoever holds it (the writer, all but always):
+ * another thread that finds it taken decodes for itself.
+ */
+template <typename T, unsigned int N>
+struct DecodeMemo {
+	struct Entry {
+		u64 key[2];	/* the bytes, zero-padded */
+		u8 n;		/* how many; 0 = empty */
+		T v;
+	};
+	Entry e[N];
+	int owned;
+
+	template <typename F>
+	T get(const u8 *p, unsigned int n, F decode)
+	{
+		u64 key[2] = {0, 0}, h;
+		bool own;
+		T v;
+
+		memcpy(key, p, n);
+		h = (key[0] * 0x9e3779b97f4a7c15ull) ^ ((key[1] + n) * 0xc2b2ae3d27d4eb4full);
+		Entry &m = e[(h >> 40) & (N - 1)];
+		own = !__atomic_exchange_n(&owned, 1, __ATOMIC_ACQUIRE);
+		if (own && n && m.n == n && m.key[0] == key[0] && m.key[1] == key[1]) {
+			v = m.v;
+		} else {
+			v = decode(p, n);
+			if (own && n) {
+				m.key[0] = key[0];
+				m.key[1] = key[1];
+				m.n = (u8)n;
+				m.v = v;
+			}
+		}
+		if (own)
+			__atomic_store_n(&owned, 0, __ATOMIC_RELEASE);
+		return v;
+	}
+};
+
 /* The open operation (xmc.cpp). */
 extern Op *op;
 
@@ -209,10 +303,17 @@ extern Op *op;
 const Intent *intentAt(unsigned long a);
 
 /*
- * intentAt() for ascending addresses: remembers the range of addresses the
- * last answer holds for (the intent's bytes, or the gap before the next
- * intent), so a window's bytes cost one map lookup, not one each.
+ * The intent holding @a (or nullptr), and the range [*@lo, *@hi) of
+ * addresses that get the same answer: the intent's bytes, or the gap
+ * before the next intent (window.cpp). The last answer is remembered
+ * until the intents change, so the lookups of one write, which all fall
+ * on its site and the bytes after it, cost one map lookup or two.
  */
+const Intent *intentRange(unsigned long a, unsigned long *lo, unsigned long *hi);
+/* The intents changed (added, swapped in, cleared): forget the remembered answer. */
+void intentsChanged();
+
+/* intentAt() for ascending addresses, with a range of its own. */
 struct IntentCursor {
 	const Intent *cur = nullptr;
 	unsigned long lo = 1, hi = 0;
@@ -221,21 +322,7 @@ struct IntentCursor {
 	{
 		if (a >= lo && a < hi)
 			return cur;
-		auto it = op->intents.upper_bound(a);
-		unsigned long next = it == op->intents.end() ? ~0ul : it->second.addr;
-
-		cur = nullptr;
-		lo = a;
-		hi = next;
-		if (it != op->intents.begin()) {
-			const Intent &p = std::prev(it)->second;
-
-			if (a < p.addr + p.len) {
-				cur = &p;
-				lo = p.addr;
-				hi = std::min(p.addr + p.len, next);
-			}
-		}
+		cur = intentRange(a, &lo, &hi);
 		return cur;
 	}
 };
@@ -262,13 +349,17 @@ struct EmuRec {
 	unsigned long ip1, sp1, top1;	/* as resumed; top1 = the word at sp1 */
 };
 
-constexpr unsigned int kEmuRing = 64;
+constexpr unsigned int kEmuRing = 256;
 constexpr unsigned int kEmuPerWrite = 2;	/* trap returns checked per text write */
+constexpr unsigned int kEmuEvery = 4;		/* text writes between two looks at the rings */
 
 struct alignas(SMP_CACHE_BYTES) EmuRing {
-	u64 head, tail;
+	/* the producer's line: the trapping CPU writes head and dropped */
+	u64 head;
 	unsigned long dropped;
-	EmuRec rec[kEmuRing];
+	/* the consumer's, apart, so that taking a record does not steal the producer's line */
+	alignas(SMP_CACHE_BYTES) u64 tail;
+	alignas(SMP_CACHE_BYTES) EmuRec rec[kEmuRing];
 };
 
 /*

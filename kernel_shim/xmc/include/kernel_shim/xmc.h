@@ -103,6 +103,19 @@ extern u64 xmcLastOpEnd;
 /* The model is on (pokelab.xmc=1, the default). */
 extern bool xmcEnabled;
 
+/*
+ * Turn the model on or off while the machine runs, for bench model's side
+ * by side timing of the same workload with and without it. The open
+ * operation (if any) is closed and the CPUs' records taken first; the
+ * per-CPU state the model keeps whether on or off (serialisations, EQS
+ * fetching) stays, so the next operation is judged as if it had been on
+ * throughout. Only between operations, by the writer (text_mutex held or
+ * no text being written), task context. CPUs read the flag in signal
+ * context: a relaxed store, so a trap that straddles the switch is judged
+ * or not, never half.
+ */
+void xmcSetEnabled(bool on) noexcept;
+
 /* Out of line: the first instrumentable fetch after an EQS. Async-signal-safe. */
 void xmcFirstFetch(int cpu, unsigned long ip) noexcept;
 /* The writer enabled IRQs with a check owed (cpu_events.h's irqsOnHook). Task context. */
