@@ -291,18 +291,26 @@ void recursionAttach(RecursionGuard g, unsigned long recurse_every)
 	trig_prog.stats = &prog_stats;
 	trig_prog.bpf_func = trig_prog_func;
 	trig_prog.recurse_every = recurse_every;
+	recursionSwitch(g);
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void recursionSwitch(RecursionGuard g)
+{
+	void (*t)(struct bpf_prog *) = nullptr;
+
 	switch (g) {
 	case RecursionGuard::Atomic:
-		fentry_tramp = bpf_trampoline<RecursionGuard::Atomic>;
+		t = bpf_trampoline<RecursionGuard::Atomic>;
 		break;
 	case RecursionGuard::PerCtxU8:
-		fentry_tramp = bpf_trampoline<RecursionGuard::PerCtxU8>;
+		t = bpf_trampoline<RecursionGuard::PerCtxU8>;
 		break;
 	case RecursionGuard::NonLockedInc:
-		fentry_tramp = bpf_trampoline<RecursionGuard::NonLockedInc>;
+		t = bpf_trampoline<RecursionGuard::NonLockedInc>;
 		break;
 	}
-	std::atomic_thread_fence(std::memory_order_seq_cst);
+	__atomic_store_n(&fentry_tramp, t, __ATOMIC_RELAXED);
 }
 
 void recursionTrigger(unsigned long n)
@@ -366,6 +374,64 @@ std::vector<double> recursionBench(RecursionGuard g, unsigned int producers, uns
 	for (unsigned int p = 1; p <= producers; p++)
 		kshim::cpuWait((int)p);
 	return rates;
+}
+
+std::vector<RecursionRound> recursionInterleaved(unsigned int producers, unsigned int slice_ms,
+						 unsigned int warmup, unsigned int rounds,
+						 std::string *lines,
+						 void (*progress)(unsigned int i, unsigned int n,
+								  void *arg),
+						 void *arg, const std::atomic<bool> *stop)
+{
+	const RecursionGuard order[3] = {RecursionGuard::Atomic, RecursionGuard::PerCtxU8,
+					 RecursionGuard::NonLockedInc};
+	std::vector<RecursionRound> out;
+	bool stopped = false;
+
+	recursionAttach(order[0]);
+	producersStop.store(false);
+	for (unsigned int p = 1; p <= producers; p++)
+		kshim::cpuRun((int)p, [] { producerLoop(); });
+
+	for (unsigned int r = 0; r < warmup + rounds && !stopped; r++) {
+		RecursionRound rr = {};
+
+		for (unsigned int k = 0; k < 3 && !stopped; k++) {
+			RecursionGuard g = order[r % 2 ? 2 - k : k];
+			u64 t0, t1, target;
+			unsigned long h0, h1;
+
+			recursionSwitch(g);
+			t0 = kshim::clockNs();
+			h0 = sumHits();
+			target = t0 + (u64)slice_ms * 1000000ull;
+			/* in slices of at most 50 ms, so that a stop is seen within one */
+			for (u64 now = t0; now < target && !(stop && stop->load());
+			     now = kshim::clockNs())
+				kshim::sleepUntilNs(std::min<u64>(target, now + 50000000ull));
+			stopped = stop && stop->load();
+			t1 = kshim::clockNs();
+			h1 = sumHits();
+			rr.rate[(int)g] = (double)(h1 - h0) * 1e3 / (double)(t1 - t0);
+		}
+		if (stopped)
+			break;
+		if (r >= warmup) {
+			out.push_back(rr);
+			if (lines)
+				*lines += fmt::format("Iter {:3}: hits atomic {:8.3f}M/s, u8[4] {:8.3f}M/s, "
+						      "x86-inc {:8.3f}M/s ({}), u8[4]/x86-inc {:+.2f}%\n",
+						      r - warmup, rr.rate[0], rr.rate[1], rr.rate[2],
+						      r % 2 ? "backwards" : "forwards",
+						      (rr.rate[1] / rr.rate[2] - 1) * 100);
+		}
+		if (progress)
+			progress(r + 1, warmup + rounds, arg);
+	}
+	producersStop.store(true);
+	for (unsigned int p = 1; p <= producers; p++)
+		kshim::cpuWait((int)p);
+	return out;
 }
 
 } /* namespace pokelab::scenario */

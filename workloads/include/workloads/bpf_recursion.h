@@ -63,4 +63,36 @@ std::vector<double> recursionBench(RecursionGuard g, unsigned int producers, uns
 				   void (*progress)(unsigned int i, unsigned int n, void *arg),
 				   void *arg, const std::atomic<bool> *stop = nullptr);
 
+/* One round of recursionInterleaved(): each guard's hits rate in its slice, in M/s. */
+struct RecursionRound {
+	double rate[3];		/* indexed by RecursionGuard */
+};
+
+/*
+ * The three guards measured interleaved, so that a drifting host hits all
+ * alike: CPUs 1..@producers loop on the traced function without pause while
+ * CPU 0 (the caller) switches the attached trampoline (recursionSwitch())
+ * every @slice_ms, every guard once per round, in the order atomic, u8[4],
+ * x86-inc on even rounds and backwards on odd ones. @warmup rounds first,
+ * not returned. Prints an "Iter N: ..." line per measured round to @lines
+ * (when not NULL); @progress after each round. Stops early, with the rounds
+ * so far, when @stop is set. Counters are zeroed at the start, not between
+ * slices (the hits of a slice are counted as a difference). Machine booted
+ * with at least @producers + 1 CPUs; task context of CPU 0.
+ */
+std::vector<RecursionRound> recursionInterleaved(unsigned int producers, unsigned int slice_ms,
+						 unsigned int warmup, unsigned int rounds,
+						 std::string *lines,
+						 void (*progress)(unsigned int i, unsigned int n,
+								  void *arg),
+						 void *arg, const std::atomic<bool> *stop = nullptr);
+
+/*
+ * Point the traced function's fentry call at guard @g's trampoline, with
+ * producers running: a call in flight finishes with the guard it entered
+ * with, so the per-CPU guard state is back to zero between calls whatever
+ * the switch. A relaxed store (the producers' indirect call loads it).
+ */
+void recursionSwitch(RecursionGuard g);
+
 } /* namespace pokelab::scenario */
