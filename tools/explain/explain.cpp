@@ -618,7 +618,7 @@ int runTopic(const Topic &t)
 				   "file; expected two outputs\n", opts.trace, opts.timeline);
 			return kExitUsage;
 		}
-		if (!book.open(opts.timeline, fmt::format("pokelab explain {}", t.name), &err)) {
+		if (!book.open(opts.timeline, commandLine(), &err)) {
 			fmt::print(stderr, "explain: --timeline {}: {}\n", opts.timeline, err);
 			return kExitUsage;
 		}
@@ -688,6 +688,7 @@ void addExplain(CLI::App &app)
 		      "Seconds of each machine the timeline keeps, the last ones (0.001..3600; "
 		      "default 10)")
 		->check(decimalNumber(0.001, 3600.0));
+	addTimelineGapOption(x);
 	x->add_flag("--verbose", opts.verbose,
 		    "Also print the checker's counters (the model's own line) after each machine");
 	x->add_option("params", opts.params, "Boot parameters, kernel command-line style");
