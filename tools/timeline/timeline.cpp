@@ -493,9 +493,20 @@ void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::
 {
 	c.out += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"16\">{}</text>\n", kLeft,
 			     esc(title));
-	if (!note.empty())
-		c.out += fmt::format("<text x=\"{}\" y=\"44\" font-size=\"12\" fill=\"#444\">{}"
-				     "</text>\n", kLeft, esc(note));
+	/* the note on two lines when it is wider than the picture, broken after a "; " */
+	const size_t fit = (size_t)((kWidth - kLeft - kRight) / 6.4);
+	size_t cut = note.size() > fit ? note.rfind("; ", fit) : std::string::npos;
+
+	if (cut == std::string::npos || cut == 0) {
+		if (!note.empty())
+			c.out += fmt::format("<text x=\"{}\" y=\"44\" font-size=\"12\" "
+					     "fill=\"#444\">{}</text>\n", kLeft, esc(note));
+	} else {
+		c.out += fmt::format("<text x=\"{0}\" y=\"40\" font-size=\"11\" fill=\"#444\">{1}"
+				     "</text>\n<text x=\"{0}\" y=\"54\" font-size=\"11\" "
+				     "fill=\"#444\">{2}</text>\n", kLeft, esc(note.substr(0, cut + 1)),
+				     esc(note.substr(cut + 2)));
+	}
 	for (unsigned int lane = 0; lane < c.lanes; lane++) {
 		unsigned int first = lane * c.per, last = std::min(nr, first + c.per) - 1;
 		std::string name = first == last ? fmt::format("CPU {}", first)
@@ -588,7 +599,7 @@ double drawLegend(Canvas &c)
 } /* namespace */
 
 u64 timelineGapNs = 1000000;
-unsigned long timelineMarkLimit = 4000;
+unsigned long timelineMarkLimit = 2500;
 
 u32 timelineEvents()
 {

@@ -54,7 +54,7 @@ extern u64 timelineGapNs;
  * Past this many marks (IPI arrows, INT3 triangles, flush diamonds, after
  * those of one pixel column are merged) a section draws density instead:
  * per lane and pixel column, a bar as high as the column's count of each
- * kind. Set before drawing; 4000 by default.
+ * kind. Set before drawing; 2500 by default.
  */
 extern unsigned long timelineMarkLimit;
 

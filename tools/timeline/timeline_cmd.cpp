@@ -333,6 +333,10 @@ void addTimeline(CLI::App &app)
 	t->add_option("-o,--output", opts.out, "The SVG to write")->required();
 	t->add_option("--title", opts.title, "The picture's title (default: the command line)");
 	addTimelineGapOption(t, "--gap");
+	t->add_option("--max-marks", timelineMarkLimit,
+		      "Past this many marks (IPIs, INT3 traps, flushes; those of one pixel column "
+		      "merged) draw their density per lane and pixel column instead (default 2500)")
+		->check(wholeNumber(0, 100000000));
 }
 
 bool timelineParsed()
