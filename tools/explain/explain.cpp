@@ -396,8 +396,9 @@ std::vector<HeldCpu> holdInHandler(unsigned int n)
 	holdCount.store(0);
 	holdSlots.store((int)n);
 	int3AfterRefProbe = holdProbe;
+	/* yield: on an oversubscribed host the readers need the PU to trap */
 	while (holdCount.load(std::memory_order_acquire) < (int)n && kshim::clockNs() < until)
-		cpu_relax();
+		std::this_thread::yield();
 	/* no more CPUs after the wait: what is held now is all there is */
 	holdSlots.store(0);
 	for (unsigned int cpu = 1; cpu < nr_cpu_ids && cpu < kMaxCpus; cpu++)
