@@ -126,9 +126,11 @@ void pokelabBugsReset(void)
 	pokelab_hooks = {};
 	pokelab::batchAfterPhase1Probe = nullptr;
 	pokelab::batchPhaseHook = nullptr;
+	pokelab::int3AfterRefProbe = nullptr;
 }
 
 void (*pokelab::batchAfterPhase1Probe)(void);
+void (*pokelab::int3AfterRefProbe)(unsigned long ip) noexcept;
 void (*pokelab::batchPhaseHook)(int phase);
 
 /*
@@ -707,6 +709,8 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 	if (!try_get_text_poke_array())
 		return text_poke_int3_gone(regs, NULL);	/* userspace: a late trap, membarrier */
 	torture_delay(kshim::TortureDelay::Int3AfterRef);	/* userspace */
+	if (unlikely(pokelab::int3AfterRefProbe))	/* userspace: explain's probe */
+		pokelab::int3AfterRefProbe(regs->ip);
 
 	/* The trap reports the byte after the INT3. */
 	ip = (char *)regs->ip - INT3_INSN_SIZE;	/* userspace: C++ cast */

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <string>
 #include <vector>
 
 namespace CLI {
@@ -28,6 +29,14 @@ std::vector<Command> commands();
 struct CommandRegistrar {
 	explicit CommandRegistrar(const Command &c) { registerCommand(c); }
 };
+
+/*
+ * The command line pokelab was run with, "pokelab explain int3-batch
+ * --timeline t.svg" (an argument with a space or a quote quoted): what a
+ * timeline's title names. main() sets it before parsing.
+ */
+void setCommandLine(int argc, char **argv);
+const std::string &commandLine();
 
 /* Exit status of bad input everywhere: one line naming the value, then 2. */
 inline constexpr int kExitUsage = 2;

@@ -40,6 +40,35 @@ void registerCommand(const Command &c)
 	table().push_back(c);
 }
 
+namespace {
+
+std::string cmdline = "pokelab";
+
+} /* namespace */
+
+void setCommandLine(int argc, char **argv)
+{
+	cmdline = "pokelab";
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+
+		if (!a.empty() && a.find_first_of(" \t'\"\\$`*?") == std::string::npos) {
+			cmdline += " " + a;
+			continue;
+		}
+		/* single quotes, each ' in it as '\'' */
+		cmdline += " '";
+		for (char c : a)
+			cmdline += c == '\'' ? std::string("'\\''") : std::string(1, c);
+		cmdline += "'";
+	}
+}
+
+const std::string &commandLine()
+{
+	return cmdline;
+}
+
 std::vector<Command> commands()
 {
 	std::vector<Command> c = table();
@@ -57,6 +86,7 @@ int main(int argc, char **argv)
 	CLI::App app{"pokelab: Linux x86 live text patching and context tracking, in userspace"};
 	std::vector<pokelab::Command> cmds = pokelab::commands();
 
+	pokelab::setCommandLine(argc, argv);
 	app.require_subcommand(1);
 	app.set_help_all_flag("--help-all", "Show help for every subcommand");
 	for (const pokelab::Command &c : cmds)

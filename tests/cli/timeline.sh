@@ -10,6 +10,20 @@
 # the same file; a BUSTED torture run marks its violation on the CPU it names;
 # `run bpf-stats --timeline` draws each of its four machines.
 . "$(dirname "$0")/lib.sh"
+# legend_ok SVG: the legend names every kind of mark drawn, and no kind that is not
+legend_ok() {
+	for k in $(grep -o '<g class="legend" data-kind="[a-z0-9_-]*"' "$1" |
+		   sed 's/.*kind="//; s/"//'); do
+		case $k in
+		phase-*) c="phase $k" ;; density-*) c="density $k" ;; *) c=$k ;;
+		esac
+		grep -q "class=\"$c\"" "$1" || fail "$1: legend item $k, but none drawn"
+	done
+	for c in user idle ipi int3 flush lost violation gap; do
+		! grep -q "class=\"$c\"" "$1" || grep -q "<g class=\"legend\" data-kind=\"$c\"" "$1" ||
+			fail "$1: $c drawn, not in the legend"
+	done
+}
 command -v rsvg-convert >/dev/null || fail "rsvg-convert missing (tools/install-deps.sh)"
 "$pokelab" demo --cpus 4 --flips 3 --nohz-full 3 --timeline "$dir/t.svg" \
 	--trace "$dir/t.txt" --trace "$dir/t.dat" >"$dir/out" 2>"$dir/err" ||
@@ -44,6 +58,22 @@ cmp -s "$dir/a.svg" "$dir/b.svg" || fail "text and trace.dat give different pict
 n=$(grep -c 'class="phase phase-int3"' "$dir/a.svg")
 [ "$n" -eq "$batches" ] || fail "timeline TRACE: $n phase-1 bands for $batches batches"
 rsvg-convert -o "$dir/a.png" "$dir/a.svg" || fail "rsvg-convert cannot render timeline TRACE"
+# past --max-marks marks: density, a bar per lane and pixel column, that counts every IPI
+# target and INT3 trap of the trace, and no single marks
+"$pokelab" timeline "$dir/t.txt" -o "$dir/dn.svg" --max-marks 10 >"$dir/dn.out" ||
+	fail "timeline --max-marks 10 failed"
+! grep -q '<g class="ipi"\|<path class="int3"' "$dir/dn.svg" || fail "density: single marks drawn"
+sum() {	# sum KIND: the data-n of the density paths of KIND
+	grep -o "<path class=\"density density-$1\" [^>]*data-n=\"[0-9]*\"" "$dir/dn.svg" |
+		sed 's/.*data-n="//; s/"//' | awk '{ n += $1 } END { print n + 0 }'
+}
+[ "$(sum ipi)" -eq "$sent" ] || fail "density: $(sum ipi) IPIs received, $sent sent"
+traps=$(grep -c ' int3_emulate:' "$dir/t.txt")	# none with the default trace_event=
+[ "$(sum int3)" -eq "$traps" ] ||
+	fail "density: $(sum int3) INT3 traps drawn, $traps in the trace"
+grep -q 'marks, more than 10: drawn as density' "$dir/dn.svg" || fail "density: no note"
+legend_ok "$dir/dn.svg"
+rsvg-convert -o "$dir/dn.png" "$dir/dn.svg" || fail "rsvg-convert cannot render the density"
 # a BUSTED torture run: its violation is marked on the CPU the model names
 "$pokelab" torture --duration 5 --cpus 4 pokelab.busted=no-sync-2 --timeline "$dir/b.svg" \
 	>"$dir/tort" 2>&1 && fail "BUSTED torture passed"
@@ -52,10 +82,26 @@ cpu=$(sed -n 's/^xmc: [a-z ]*: CPU \([0-9]*\) .*/\1/p' "$dir/tort" | head -1)
 grep -q "<g class=\"violation\" data-cpu=\"$cpu\">" "$dir/b.svg" ||
 	fail "the timeline does not mark CPU $cpu's violation"
 rsvg-convert -o "$dir/b.png" "$dir/b.svg" || fail "rsvg-convert cannot render the torture timeline"
+# its title: the command line, the seed it ran with, the machine line; the legend says what
+# the dashed line is
+seed=$(sed -n 's/^torture: seed \([0-9]*\),.*/\1/p' "$dir/tort")
+[ -n "$seed" ] || fail "torture: no seed line"
+cmd='pokelab torture --duration 5 --cpus 4 pokelab.busted=no-sync-2 --timeline [^<]*b.svg'
+grep -q ">$cmd, seed $seed<" "$dir/b.svg" ||
+	fail "torture timeline: no command line and seed $seed in the title"
+grep -q '>machine: 4 CPUs on ' "$dir/b.svg" || fail "torture timeline: no machine line"
+grep -q 'data-kind="violation".*the dashed line its time on every lane' "$dir/b.svg" ||
+	fail "torture timeline: the legend does not say what the dashed line is"
+legend_ok "$dir/b.svg"
+legend_ok "$dir/t.svg"
 # run --timeline: every machine the scenario boots, one section each (2 rounds x 2 modes)
 "$pokelab" run bpf-stats --quiet --cpus 4 --flips 2 --timeline "$dir/run.svg" >"$dir/run.out" ||
 	fail "run bpf-stats --timeline failed"
 [ "$(grep -c '<g class="section"' "$dir/run.svg")" -eq 4 ] || fail "run bpf-stats: not 4 sections"
+seed=$("$pokelab" run --help | sed -n 's/^ *bpf-stats  *seed \([0-9/]*\):.*/\1/p')
+cmd='pokelab run bpf-stats --quiet --cpus 4 --flips 2 --timeline [^<]*run.svg'
+[ -n "$seed" ] && grep -q "<text class=\"command\" [^>]*>$cmd, seed $seed<" "$dir/run.svg" ||
+	fail "run bpf-stats: no command line and seed '$seed' over the sections"
 [ "$(grep -c 'class="phase phase-int3"' "$dir/run.svg")" -gt 0 ] || fail "run bpf-stats: no batch"
 rsvg-convert -o "$dir/run.png" "$dir/run.svg" || fail "rsvg-convert cannot render run's timeline"
 
@@ -78,5 +124,27 @@ for c in "t.json:JSON (a --trace-json file?)" "cut.dat:truncated or corrupt" \
 	[ "$rc" -eq 2 ] && [ "$(wc -l <"$dir/bad.out")" -eq 1 ] &&
 		grep -qF "$want" "$dir/bad.out" || fail "timeline $f: rc $rc, $(cat "$dir/bad.out")"
 done
+# explain: the command line over the sections; the 20 ms between the two flips, with no
+# event, is a labelled break, not 20 ms of empty lanes; --timeline-gap 0 draws it to scale
+"$pokelab" explain static-key --cpus 3 --timeline "$dir/sk.svg" >"$dir/sk.out" 2>&1 ||
+	fail "explain static-key --timeline failed"
+cmd='pokelab explain static-key --cpus 3 --timeline [^<]*sk.svg'
+grep -q "<text class=\"command\" [^>]*>$cmd<" "$dir/sk.svg" ||
+	fail "explain timeline: no command line"
+ns=$(grep -o '<g class="gap" data-ns="[0-9]*"' "$dir/sk.svg" | sed 's/.*ns="//; s/"//' |
+	sort -n | tail -1)
+[ -n "$ns" ] && [ "$ns" -ge 20000000 ] || fail "explain timeline: no break of 20 ms or more ($ns)"
+ell=$(printf '\342\200\246')
+grep -q ">$ell [0-9.]* ms $ell<" "$dir/sk.svg" || fail "explain timeline: no '... N ms ...' label"
+grep -q 'with no event drawn as \(a break\|breaks\) (not to scale)' "$dir/sk.svg" ||
+	fail "explain timeline: the note does not say time was compressed"
+legend_ok "$dir/sk.svg"
+! grep -q 'data-kind="user"\|data-kind="flush"' "$dir/sk.svg" ||
+	fail "explain timeline: legend items for marks it has none of"
+"$pokelab" explain static-key --cpus 3 --timeline "$dir/sk0.svg" --timeline-gap 0 \
+	>"$dir/sk0.out" 2>&1 || fail "explain static-key --timeline-gap 0 failed"
+! grep -q 'class="gap"' "$dir/sk0.svg" || fail "--timeline-gap 0: a break drawn"
+rsvg-convert -o "$dir/sk.png" "$dir/sk.svg" || fail "rsvg-convert cannot render the breaks"
+
 echo "timeline: 4 lanes, $batches batches x 4 phases, $drawn IPIs"
 exit 0

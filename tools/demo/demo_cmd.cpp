@@ -205,11 +205,9 @@ int runDemo(const DemoOptions &o)
 							      kshim::traceEventsWanted());
 	}
 	if (!o.timeline.empty()) {
-		std::string title = fmt::format("pokelab demo: {} flips on {} CPUs", o.flips,
-						nr_cpu_ids);
-
 		sinks.push_back(pokelab::makeTimelineSink(o.timeline,
-							  (u64)(o.timelineWindow * 1e9), title,
+							  (u64)(o.timelineWindow * 1e9),
+							  pokelab::commandLine(),
 							  kshim::machineLine(), &err));
 		if (!sinks.back()) {
 			kshim::shutdown();
@@ -294,6 +292,7 @@ void addDemo(CLI::App &app)
 	d->add_option("--timeline-window", opts.timelineWindow,
 		      "Seconds of the run the timeline keeps, the last ones (0.001..3600; default 10)")
 		->check(pokelab::decimalNumber(0.001, 3600.0));
+	pokelab::addTimelineGapOption(d);
 	d->add_option("--refs", opts.refs,
 		      "INT3 handler refcount: percpu (v6.16) or global (v6.15's bp_desc.refs); "
 		      "boot parameter pokelab.refs=")

@@ -89,7 +89,107 @@ std::string bold(const std::string &s)
 
 unsigned int stepNo;
 
+/* Columns @s takes on a terminal: each byte but a colour escape's (UTF-8 continuations skipped). */
+unsigned int columns(const std::string &s, size_t from, size_t to)
+{
+	unsigned int n = 0;
+
+	for (size_t i = from; i < to; i++) {
+		if (s[i] == '\033') {
+			while (i < to && s[i] != 'm')
+				i++;
+			continue;
+		}
+		n += ((unsigned char)s[i] & 0xc0) != 0x80;
+	}
+	return n;
+}
+
+/* Where @s's next piece (from @from) ends: @limit columns at most, at a space if there is one. */
+size_t pieceEnd(const std::string &s, size_t from, unsigned int limit)
+{
+	size_t end = from, lastSpace = std::string::npos;
+	unsigned int cols = 0;
+
+	while (end < s.size()) {
+		unsigned int c = columns(s, end, end + 1);
+
+		if (cols + c > limit)
+			break;
+		if (s[end] == ' ')
+			lastSpace = end;
+		cols += c;
+		end++;
+	}
+	if (end == s.size())
+		return end;
+	/* a break at the space itself: the space ends this piece */
+	if (s[end] == ' ')
+		return end;
+	if (lastSpace != std::string::npos && s.find_first_not_of(' ', from) < lastSpace)
+		return lastSpace;
+	return end > from ? end : from + 1;	/* a word wider than the line: cut it */
+}
+
+std::string pending;	/* say()'s text that waits for its newline */
+
 } /* namespace */
+
+std::string wrapLine(const std::string &line, unsigned int width, int hang)
+{
+	size_t lead = line.find_first_not_of(' ');
+	std::string out;
+	size_t at = 0;
+
+	if (lead == std::string::npos || columns(line, 0, line.size()) <= width)
+		return line;
+	if (hang < 0) {
+		size_t t = line.find_first_not_of("0123456789", lead);
+
+		if (t > lead && t + 1 < line.size() && line[t] == '.' && line[t + 1] == ' ')
+			hang = (int)t + 2;	/* under the text of "  3. ..." */
+		else
+			hang = lead ? (int)lead + 2 : 0;
+	}
+	if ((unsigned int)hang >= width / 2)
+		hang = 0;
+	for (bool first = true; at < line.size(); first = false) {
+		unsigned int indent = first ? 0 : hang;
+		size_t end = pieceEnd(line, at, width - indent);
+
+		out += (first ? "" : "\n" + std::string(indent, ' ')) + line.substr(at, end - at);
+		/* the spaces at a break go */
+		at = line.find_first_not_of(' ', end);
+		if (at == std::string::npos)
+			break;
+		while (!out.empty() && out.back() == ' ')
+			out.pop_back();
+	}
+	return out;
+}
+
+void sayText(const std::string &s)
+{
+	size_t nl;
+
+	pending += s;
+	while ((nl = pending.find('\n')) != std::string::npos) {
+		std::string line = wrapLine(pending.substr(0, nl));
+
+		std::fwrite(line.data(), 1, line.size(), stdout);
+		std::fputc('\n', stdout);
+		pending.erase(0, nl + 1);
+	}
+}
+
+void sayFlush()
+{
+	std::string line = wrapLine(pending);
+
+	std::fwrite(line.data(), 1, line.size(), stdout);
+	pending.clear();
+	std::fflush(stdout);
+}
 
 /* "CPU 1" or "CPUs 1-3": the readers (of the machine booted, or about to be) */
 std::string readers()
@@ -140,14 +240,20 @@ void step(const std::string &title)
 	if (pokelab::stopRequested() && !inBatch)
 		throw Stopped{};
 	if (opts.step && stepNo) {
+		sayFlush();
 		fmt::print("{}", bold("-- Enter for the next step --"));
 		std::fflush(stdout);
 		if (!waitEnter() && !inBatch)
 			throw Stopped{};
 	}
 	stepNo++;
-	fmt::print("\n{}\n", bold(fmt::format("Step {}: {}", stepNo, title)));
-	std::fflush(stdout);
+	/* bold each piece of the heading: the escapes do not count as columns */
+	std::string head = wrapLine(fmt::format("Step {}: {}", stepNo, title)) + "\n";
+
+	say("\n");
+	for (size_t at = 0, nl; (nl = head.find('\n', at)) != std::string::npos; at = nl + 1)
+		say("{}\n", bold(head.substr(at, nl - at)));
+	sayFlush();
 }
 
 /* pokelab_small_key's sites, from the jump table. */
@@ -171,7 +277,7 @@ void showSites(const char *when)
 
 		for (int i = 0; i < 5; i++)
 			hex += fmt::format("{:02x} ", p[i]);
-		fmt::print("  {} {:#x} <{}>: {}  {}\n", when, a, kshim::traceSymbol(a, true), hex,
+		say("  {} {:#x} <{}>: {}  {}\n", when, a, kshim::traceSymbol(a, true), hex,
 			   kshim::disasmOne(p, 16, a));
 	}
 }
@@ -232,54 +338,99 @@ unsigned long int3sOf(int cpu)
 	return int3Emulated(cpu);
 }
 
-/* What the IPIs and INT3 traps did on each CPU since @ipi0 / @int30. */
-void showCpus(const std::vector<unsigned long> &ipi0, const std::vector<unsigned long> &int30)
+/* What the IPIs and INT3 traps did on each CPU since @ipi0 / @int30, under "  @label:". */
+void showCpus(const std::string &label, const std::vector<unsigned long> &ipi0,
+	      const std::vector<unsigned long> &int30)
 {
+	say("  {}:\n", label);
 	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
-		fmt::print("  CPU {}: running; {} received, {} emulated so far in this "
-			   "flip\n", cpu, kshim::nOf(ipisOf(cpu) - ipi0[cpu], "IPI"),
-			   kshim::nOf(int3sOf(cpu) - int30[cpu], "INT3 trap"));
+		say("    CPU {}: running; {} received, {} emulated so far in this flip\n", cpu,
+		    kshim::nOf(ipisOf(cpu) - ipi0[cpu], "IPI"),
+		    kshim::nOf(int3sOf(cpu) - int30[cpu], "INT3 trap"));
 }
 
 /*
- * Sample the live refs for up to @ns: which CPUs are inside the INT3
- * handler holding a ref right now. The torture delay after the ref is
- * taken (pokelab's, not the kernel's) keeps a CPU there long enough to be
- * seen; it is on for this sampling only, and the output says so.
+ * The probe (pokelab::int3AfterRefProbe) that holds CPUs inside the INT3
+ * handler: @holdSlots CPUs may still be taken; each taken one notes where
+ * it trapped, counts itself in @holdCount and spins until @holdRelease.
+ * Signal context: atomics only.
  */
-std::vector<int> caughtInHandler(u64 ns)
+namespace {
+
+constexpr unsigned int kMaxCpus = 512;
+std::atomic<int> holdSlots, holdCount;
+std::atomic<bool> holdRelease;
+std::atomic<unsigned long> heldIp[kMaxCpus];
+std::atomic<bool> heldNow[kMaxCpus];
+
+void holdProbe(unsigned long ip) noexcept
 {
-	std::vector<int> caught(nr_cpu_ids, 0);
-	u64 until = kshim::clockNs() + ns;
+	int cpu = raw_smp_processor_id();
+	int n = holdSlots.load(std::memory_order_relaxed);
 
-	kshim::tortureDelays(true, 1);
-	while (kshim::clockNs() < until) {
-		for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++) {
-			int r = int3RefsNow(cpu);
-
-			if (r >= 2 && !caught[cpu])
-				caught[cpu] = r;
-		}
-	}
-	kshim::tortureDelays(false, 1);
-	return caught;
+	/* CPU 0 patches: holding it would hold the batch */
+	if (cpu <= 0 || (unsigned int)cpu >= kMaxCpus)
+		return;
+	do {
+		if (n <= 0)
+			return;
+	} while (!holdSlots.compare_exchange_weak(n, n - 1, std::memory_order_acq_rel));
+	heldIp[cpu].store(ip, std::memory_order_relaxed);
+	heldNow[cpu].store(true, std::memory_order_relaxed);
+	holdCount.fetch_add(1, std::memory_order_release);
+	while (!holdRelease.load(std::memory_order_acquire))
+		cpu_relax();
+	heldNow[cpu].store(false, std::memory_order_release);
 }
 
-/* Sample for 50 ms and print each CPU seen inside the handler, "inside the handler @where". */
-void showInHandler(const std::string &where)
-{
-	std::vector<int> caught = caughtInHandler(50000000ull);
-	bool any = false;
+} /* namespace */
 
-	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++) {
-		if (!caught[cpu])
-			continue;
-		any = true;
-		fmt::print("  CPU {}: inside smp_text_poke_int3_handler() {} (its refs count read "
-			   "{})\n", cpu, where, caught[cpu]);
-	}
-	if (!any)
-		fmt::print("  no CPU was seen inside the handler in 50 ms\n");
+std::vector<HeldCpu> holdInHandler(unsigned int n)
+{
+	std::vector<HeldCpu> held;
+	u64 until = kshim::clockNs() + 10000000000ull;
+
+	for (unsigned int cpu = 0; cpu < kMaxCpus; cpu++)
+		heldNow[cpu].store(false, std::memory_order_relaxed);
+	holdRelease.store(false);
+	holdCount.store(0);
+	holdSlots.store((int)n);
+	int3AfterRefProbe = holdProbe;
+	/* yield: on an oversubscribed host the readers need the PU to trap */
+	while (holdCount.load(std::memory_order_acquire) < (int)n && kshim::clockNs() < until)
+		std::this_thread::yield();
+	/* no more CPUs after the wait: what is held now is all there is */
+	holdSlots.store(0);
+	for (unsigned int cpu = 1; cpu < nr_cpu_ids && cpu < kMaxCpus; cpu++)
+		if (heldNow[cpu].load(std::memory_order_acquire))
+			held.push_back({(int)cpu, heldIp[cpu].load() - 1, int3RefsNow(cpu)});
+	return held;
+}
+
+void releaseHandler()
+{
+	holdRelease.store(true, std::memory_order_release);
+	for (unsigned int cpu = 1; cpu < nr_cpu_ids && cpu < kMaxCpus; cpu++)
+		while (heldNow[cpu].load(std::memory_order_acquire))
+			cpu_relax();
+	int3AfterRefProbe = nullptr;
+}
+
+void showInHandler(const std::string &where, unsigned int n)
+{
+	std::vector<HeldCpu> held = holdInHandler(n);
+
+	for (const HeldCpu &h : held)
+		say("  CPU {}: inside smp_text_poke_int3_handler() {}, held there by a probe: it "
+		    "trapped on the INT3 at {:#x} <{}>; its refs count reads {}\n", h.cpu, where,
+		    h.site, kshim::traceSymbol(h.site, true), h.refs);
+	if (held.size() < n)
+		say("  {} of {} trapped within 10 s of the probe being armed\n",
+		    kshim::nOf(held.size(), "CPU"), n);
+	releaseHandler();
+	if (!held.empty())
+		say("  the probe let {} go: {} returned from the trap and ran on\n",
+		    held.size() == 1 ? "it" : "them", held.size() == 1 ? "it" : "they");
 }
 
 std::vector<unsigned long> flipIpi0, flipInt30;
@@ -306,7 +457,7 @@ int bootMachine(Machine &m, const std::string &extra, bool capture)
 		return kExitUsage;
 	}
 	m.cmdline = cmdline;
-	fmt::print("{}\n", kshim::machineLine());
+	say("{}\n", kshim::machineLine());
 	m.x0 = kshim::xmcStats();
 	if (!opts.trace.empty()) {
 		kshim::TraceFormat f;
@@ -380,6 +531,24 @@ std::vector<kshim::TraceEvent> captured(const Machine &m)
 	return timelineWindowSection(m.capture.get(), "", "").events;
 }
 
+/*
+ * The checker's finding in words, from its counters: the text writes it
+ * watched, the checks of what the CPUs could fetch, the problems found.
+ */
+static std::string checkerLine(const kshim::XmcStats &x)
+{
+	unsigned long checks = x.events() - x.writes;
+
+	if (!kshim::xmcEnabled)
+		return "The checker (pokelab's model of cross-modifying code) was off "
+		       "(pokelab.xmc=0): nothing was checked.";
+	if (!x.writes)
+		return "The checker had nothing to check: no text was written while it watched.";
+	return fmt::format("The checker saw {} in {}, with {} of what the CPUs could fetch: {}.",
+			   kshim::nOf(x.violations, "problem"), kshim::nOf(x.writes, "text write"),
+			   kshim::nOf(checks, "check"), x.violations ? "FAIL" : "PASS");
+}
+
 int finishMachine(Machine &m)
 {
 	int ret;
@@ -389,9 +558,14 @@ int finishMachine(Machine &m)
 	kshim::xmcQuiesce();
 	kshim::XmcStats x = kshim::xmcStats() - m.x0;
 
-	fmt::print("\nThe checker: {}\n", kshim::xmcVerdict(x));
-	if (x.violations)
+	say("\n{}\n", checkerLine(x));
+	if (opts.verbose)
+		say("  {}\n", kshim::xmcVerdict(x));
+	if (x.violations) {
+		for (const kshim::XmcViolation &v : kshim::xmcViolations())
+			say("{}", kshim::xmcFormat(v));
 		ret = 1;
+	}
 	kshim::shutdown();
 	return ret;
 }
@@ -445,7 +619,7 @@ int runTopic(const Topic &t)
 				   "file; expected two outputs\n", opts.trace, opts.timeline);
 			return kExitUsage;
 		}
-		if (!book.open(opts.timeline, fmt::format("pokelab explain {}", t.name), &err)) {
+		if (!book.open(opts.timeline, commandLine(), &err)) {
 			fmt::print(stderr, "explain: --timeline {}: {}\n", opts.timeline, err);
 			return kExitUsage;
 		}
@@ -459,7 +633,7 @@ int runTopic(const Topic &t)
 			running();
 		if (kshim::booted())
 			kshim::shutdown();
-		fmt::print("\nexplain {}: stopped ({}) after step {}: the CPUs stopped and the "
+		say("\nexplain {}: stopped ({}) after step {}: the CPUs stopped and the "
 			   "machine shut down{}\n", t.name, pokelab::stopSignalName(), stepNo,
 			   opts.trace.empty() && opts.timeline.empty()
 				   ? "" : "; no --trace or --timeline file written");
@@ -476,7 +650,8 @@ int runExplain()
 {
 	if (opts.list || opts.topic.empty()) {
 		for (const Topic &t : topics)
-			fmt::print("{:<18} {}\n", t.name, t.what);
+			fmt::print("{}\n", wrapLine(fmt::format("{:<18} {}", t.name, t.what), kWidth,
+						    19));
 		return 0;
 	}
 	for (const Topic &t : topics)
@@ -514,6 +689,9 @@ void addExplain(CLI::App &app)
 		      "Seconds of each machine the timeline keeps, the last ones (0.001..3600; "
 		      "default 10)")
 		->check(decimalNumber(0.001, 3600.0));
+	addTimelineGapOption(x);
+	x->add_flag("--verbose", opts.verbose,
+		    "Also print the checker's counters (the model's own line) after each machine");
 	x->add_option("params", opts.params, "Boot parameters, kernel command-line style");
 }
 

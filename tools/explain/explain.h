@@ -8,7 +8,10 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <kernel_shim/trace_record.h>
 #include <kernel_shim/xmc_verdict.h>
@@ -24,9 +27,30 @@ struct ExplainOptions {
 	std::string ctDefer;	/* deferral: the one policy to show (default: off, v7, v7-tlbi, v8) */
 	std::string timeline;	/* --timeline: every machine the topic boots, one SVG */
 	double timelineWindow = 10;	/* --timeline-window: the last seconds of each */
+	bool verbose = false;	/* --verbose: the checker's counters line too */
 	std::vector<std::string> params;
 };
 extern ExplainOptions opts;
+
+/* No line of explain's output is wider than this: say() wraps at it. */
+constexpr unsigned int kWidth = 100;
+/*
+ * @line (no newline) wrapped at @width columns, the pieces joined by
+ * newlines, breaking at spaces (a word wider than the line is cut). The
+ * continuation lines are indented by @hang columns, or (-1) by the line's
+ * own indentation, two more under an indented line, and under the text of
+ * a numbered item ("  3. ...").
+ */
+std::string wrapLine(const std::string &line, unsigned int width = kWidth, int hang = -1);
+/* Print @s to stdout, each complete line wrapped (wrapLine()); the rest waits for its newline. */
+void sayText(const std::string &s);
+/* Print what is pending (a prompt, say) and flush stdout. */
+void sayFlush();
+template <typename... T>
+void say(fmt::format_string<T...> f, T &&...a)
+{
+	sayText(fmt::format(f, std::forward<T>(a)...));
+}
 
 /* Thrown by step() when a signal asked to stop (Ctrl-C); runExplain() cleans up. */
 struct Stopped {
@@ -53,12 +77,35 @@ extern std::vector<unsigned long> runs, enabledRuns;
 std::vector<unsigned long> snapshot(unsigned long (*f)(int));
 unsigned long ipisOf(int cpu);
 unsigned long int3sOf(int cpu);
-/* What the IPIs and INT3 traps did on each reader CPU since @ipi0 / @int30. */
-void showCpus(const std::vector<unsigned long> &ipi0, const std::vector<unsigned long> &int30);
-/* Which CPUs hold an INT3 ref inside the handler during @ns (the refs read, or 0). */
-std::vector<int> caughtInHandler(u64 ns);
-/* Sample 50 ms; print each CPU seen inside the handler ("... handler() @where (refs ...)"). */
-void showInHandler(const std::string &where);
+/*
+ * What the IPIs and INT3 traps did on each reader CPU since @ipi0 / @int30,
+ * under the line "  @label:" (a snapshot: "snapshot at return", say).
+ */
+void showCpus(const std::string &label, const std::vector<unsigned long> &ipi0,
+	      const std::vector<unsigned long> &int30);
+
+/* A CPU the probe holds inside smp_text_poke_int3_handler(), after its ref. */
+struct HeldCpu {
+	int cpu;
+	unsigned long site;	/* the INT3 it trapped on */
+	int refs;		/* its refs count (int3RefsNow()), read while it is held */
+};
+/*
+ * From a batchPhaseHook while the batch's INT3s are armed (phase 2 or 3):
+ * arm pokelab::int3AfterRefProbe so that the first @n reader CPUs to trap
+ * stay inside the handler, their ref held, and wait for them (up to 10 s,
+ * the readers trap at once); the CPUs held, in CPU order. releaseHandler()
+ * lets them go on.
+ */
+std::vector<HeldCpu> holdInHandler(unsigned int n);
+/* Let the held CPUs return from the trap, wait until they left the probe, disarm it. */
+void releaseHandler();
+/*
+ * Hold @n CPUs (holdInHandler()), print each ("  CPU k: inside
+ * smp_text_poke_int3_handler() @where, held there by a probe: ...") and
+ * release them.
+ */
+void showInHandler(const std::string &where, unsigned int n = 1);
 
 /* A topic's machine: its --trace sink, its --timeline window, the model's counters at boot. */
 struct Machine {

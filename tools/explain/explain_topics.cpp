@@ -32,33 +32,34 @@ static void explainPhase(int phase)
 	switch (phase) {
 	case kshim::TRACE_BATCH_INT3:
 		step("phase 1: the refs are published, an INT3 goes on every site's first byte");
-		fmt::print("smp_text_poke_batch_finish() holds text_mutex and has published the "
-			   "refs: every CPU's INT3 refs count is 1 (CPU 1: {}), so a CPU that traps "
-			   "can take a ref. Nothing is written yet:\n",
-			   int3RefsNow(1));
+		say("smp_text_poke_batch_finish() holds text_mutex and has published the "
+		    "refs: every CPU's INT3 refs count is 1 (CPU 1: {}), so a CPU that traps "
+		    "can take a ref. Nothing is written yet:\n",
+		    int3RefsNow(1));
 		showSites("before");
-		fmt::print("Next it writes 0xcc on each first byte and syncs every CPU "
-			   "(do_sync_core IPIs).\n");
+		say("Next it writes 0xcc on each first byte and syncs every CPU "
+		    "(do_sync_core IPIs).\n");
 		break;
 	case kshim::TRACE_BATCH_TAILS: {
 		step("phase 2: every INT3 is in place and synced; the tails are next");
 		showSites("during");
-		fmt::print("A CPU that runs a site now traps: smp_text_poke_int3_handler() takes "
-			   "a ref, emulates the instruction the site will hold and returns past "
-			   "it. Sampling the live refs for 50 ms (with pokelab's torture delay "
-			   "after the ref, so that a CPU stays inside long enough to be seen):\n");
+		say("A CPU that runs a site now traps: smp_text_poke_int3_handler() takes "
+		    "a ref, emulates the instruction the site will hold and returns past "
+		    "it. A probe in the handler, right after the ref (pokelab's, not the "
+		    "kernel's), holds the first CPU that traps there until CPU 0 has read it; "
+		    "held during phase 2:\n");
 		showInHandler("with a ref held");
-		showCpus(flipIpi0, flipInt30);
+		showCpus("snapshot during phase 2, after the release", flipIpi0, flipInt30);
 		break;
 	}
 	case kshim::TRACE_BATCH_FIRST_BYTES:
 		step("phase 3: the tails are written and synced; the first bytes are next");
 		showSites("during");
-		fmt::print("The INT3 still guards each site: the bytes behind it are the new "
-			   "instruction's, but no CPU can fetch them without the trap. Next the "
-			   "first bytes go in, a last sync, and the refs are drained (each CPU's "
-			   "count back to 0 once no handler holds one).\n");
-		showCpus(flipIpi0, flipInt30);
+		say("The INT3 still guards each site: the bytes behind it are the new "
+		    "instruction's, but no CPU can fetch them without the trap. Next the "
+		    "first bytes go in, a last sync, and the refs are drained (each CPU's "
+		    "count back to 0 once no handler holds one).\n");
+		showCpus("snapshot at the start of phase 3", flipIpi0, flipInt30);
 		break;
 	default:
 		break;
@@ -76,42 +77,42 @@ int topicStaticKey()
 	TextPokeStats s0 = textPokeStats();
 
 	step("a static key and its sites");
-	fmt::print("pokelab_small_key is DEFINE_STATIC_KEY_FALSE(); two functions test it with "
-		   "static_branch_unlikely(). The compiler left a 5-byte NOP at each test, and "
-		   "the key's jump-table entries point at them:\n");
+	say("pokelab_small_key is DEFINE_STATIC_KEY_FALSE(); two functions test it with "
+	    "static_branch_unlikely(). The compiler left a 5-byte NOP at each test, and "
+	    "the key's jump-table entries point at them:\n");
 	showSites("now");
-	fmt::print("{} now run both functions in a loop: with the key off, the NOP falls "
-		   "through and the branch is never taken.\n", readers());
+	say("{} now run both functions in a loop: with the key off, the NOP falls "
+	    "through and the branch is never taken.\n", readers());
 	startReaders();
 	kshim::sleepForNs(20000000ull);
 
 	step("static_branch_enable(): every site becomes a JMP");
-	fmt::print("static_key_slow_inc() -> jump_label_update() queues one entry per site "
-		   "(arch_jump_label_transform_queue(), smp_text_poke_batch_add()) and "
-		   "arch_jump_label_transform_apply() runs the batch: INT3s, tails, first bytes, "
-		   "a sync after each.\n");
+	say("static_key_slow_inc() -> jump_label_update() queues one entry per site "
+	    "(arch_jump_label_transform_queue(), smp_text_poke_batch_add()) and "
+	    "arch_jump_label_transform_apply() runs the batch: INT3s, tails, first bytes, "
+	    "a sync after each.\n");
 	flip(1);
 	TextPokeStats s1 = textPokeStats();
 
 	showSites("now");
-	fmt::print("  {} batch of {} sites, {} sync rounds\n", s1.batches - s0.batches,
-		   sites().size(), s1.syncRounds - s0.syncRounds);
-	showCpus(flipIpi0, flipInt30);
+	say("  {} batch of {} sites, {} sync rounds\n", s1.batches - s0.batches,
+	    sites().size(), s1.syncRounds - s0.syncRounds);
+	showCpus("snapshot at return", flipIpi0, flipInt30);
 	kshim::sleepForNs(20000000ull);	/* the readers take the branch for a while */
 
 	step("static_branch_disable(): back to NOPs");
 	flip(0);
 	showSites("now");
-	showCpus(flipIpi0, flipInt30);
+	showCpus("snapshot at return", flipIpi0, flipInt30);
 	stopReadersAndWait();
 	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
-		fmt::print("  CPU {}: ran the sites {} times, {} of them with the key on\n", cpu,
-			   runs[cpu], enabledRuns[cpu]);
+		say("  CPU {}: ran the sites {} times, {} of them with the key on\n", cpu,
+		    runs[cpu], enabledRuns[cpu]);
 	ret = finishMachine(m);
-	fmt::print("\nRead next: include/linux/jump_label.h (static_branch_unlikely()), "
-		   "kernel/jump_label.c (static_key_slow_inc(), jump_label_update()), "
-		   "arch/x86/kernel/jump_label.c (arch_jump_label_transform_queue()); then "
-		   "`pokelab explain int3-batch` for the batch itself.\n");
+	say("\nRead next: include/linux/jump_label.h (static_branch_unlikely()), "
+	    "kernel/jump_label.c (static_key_slow_inc(), jump_label_update()), "
+	    "arch/x86/kernel/jump_label.c (arch_jump_label_transform_queue()); then "
+	    "`pokelab explain int3-batch` for the batch itself.\n");
 	return ret;
 }
 
@@ -124,8 +125,8 @@ int topicInt3Batch()
 		return ret;
 
 	step("the sites before the batch");
-	fmt::print("pokelab_small_key's two sites, NOPs while the key is off; {} run them "
-		   "in a loop from now on:\n", readers());
+	say("pokelab_small_key's two sites, NOPs while the key is off; {} run them "
+	    "in a loop from now on:\n", readers());
 	showSites("before");
 	startReaders();
 	kshim::sleepForNs(20000000ull);
@@ -136,18 +137,18 @@ int topicInt3Batch()
 
 	step("the batch returned: every site holds the new instruction");
 	showSites("after");
-	showCpus(flipIpi0, flipInt30);
+	showCpus("snapshot at return", flipIpi0, flipInt30);
 	stopReadersAndWait();
 	std::vector<unsigned long> int3 = snapshot(int3sOf);
 
 	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
-		fmt::print("  CPU {}: {} emulated in the batch\n", cpu,
-			   kshim::nOf(int3[cpu] - flipInt30[cpu], "INT3 trap"));
+		say("  CPU {}: {} emulated in the batch\n", cpu,
+		    kshim::nOf(int3[cpu] - flipInt30[cpu], "INT3 trap"));
 	small_key_write(0);	/* leave the key as found */
 	ret = finishMachine(m);
-	fmt::print("\nRead next: arch/x86/kernel/alternative.c: smp_text_poke_batch_finish() "
-		   "(the three phases), smp_text_poke_int3_handler() (the trap), "
-		   "smp_text_poke_sync_each_cpu() (the syncs).\n");
+	say("\nRead next: arch/x86/kernel/alternative.c: smp_text_poke_batch_finish() "
+	    "(the three phases), smp_text_poke_int3_handler() (the trap), "
+	    "smp_text_poke_sync_each_cpu() (the syncs).\n");
 	return ret;
 }
 
@@ -166,13 +167,16 @@ static int refsRun(const char *mode, std::vector<unsigned long> *xcpu)
 	batchPhaseHook = [](int phase) {
 		if (phase != kshim::TRACE_BATCH_TAILS)
 			return;
-		std::vector<int> caught = caughtInHandler(50000000ull);
+		std::vector<HeldCpu> held = holdInHandler(nr_cpu_ids - 1);
+		std::string seen;
 
-		fmt::print("  during phase 2, the refs each trapping CPU took: ");
-		for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
-			if (caught[cpu])
-				fmt::print("CPU {} read {}; ", cpu, caught[cpu]);
-		fmt::print("\n");
+		for (const HeldCpu &h : held)
+			seen += fmt::format("{}CPU {} reads {}", seen.empty() ? "" : ", ", h.cpu,
+					    h.refs);
+		say("  during phase 2, a probe after the ref held {} inside the handler at "
+		    "once; the refs count each sees: {}\n",
+		    kshim::nOf(held.size(), "CPU"), seen.empty() ? "none" : seen);
+		releaseHandler();
 	};
 	flip(1);
 	batchPhaseHook = nullptr;
@@ -180,9 +184,9 @@ static int refsRun(const char *mode, std::vector<unsigned long> *xcpu)
 	*xcpu = snapshot(refsCrossCpuWrites);
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		(*xcpu)[cpu] -= x0[cpu];
-		fmt::print("  CPU {}: {} INT3 traps, {} to a refs line another CPU wrote last\n",
-			   cpu, int3sOf(cpu) - flipInt30[cpu],
-			   kshim::nOf((*xcpu)[cpu], "write", "writes"));
+		say("  CPU {}: {} INT3 traps, {} to a refs line another CPU wrote last\n",
+		    cpu, int3sOf(cpu) - flipInt30[cpu],
+		    kshim::nOf((*xcpu)[cpu], "write", "writes"));
 	}
 	small_key_write(0);
 	return finishMachine(m);
@@ -200,15 +204,15 @@ int topicRefs()
 		return kExitUsage;
 	}
 	step("pokelab.refs=global: one count for every CPU (v6.15's bp_desc.refs)");
-	fmt::print("A CPU that traps on a batch's INT3 takes a ref before it reads the batch "
-		   "and drops it after; the patcher waits for the count to drain. With one "
-		   "global count every trapping CPU writes the same cache line. One flip of "
-		   "pokelab_small_key while {} run its sites:\n", readers());
+	say("A CPU that traps on a batch's INT3 takes a ref before it reads the batch "
+	    "and drops it after; the patcher waits for the count to drain. With one "
+	    "global count every trapping CPU writes the same cache line. One flip of "
+	    "pokelab_small_key while {} run its sites:\n", readers());
 	if ((ret = refsRun("global", &global)))
 		return ret;
 	step("pokelab.refs=percpu: a count per CPU (v6.16, E. Dumazet)");
-	fmt::print("Each CPU now takes its own count's ref; only the patcher, publishing "
-		   "and draining, writes another CPU's line. The same flip:\n");
+	say("Each CPU now takes its own count's ref; only the patcher, publishing "
+	    "and draining, writes another CPU's line. The same flip:\n");
 	if ((ret = refsRun("percpu", &percpu)))
 		return ret;
 	for (unsigned int cpu = 1; cpu < global.size(); cpu++)
@@ -216,16 +220,16 @@ int topicRefs()
 	for (unsigned int cpu = 1; cpu < percpu.size(); cpu++)
 		p += percpu[cpu];
 	step("what changed");
-	fmt::print("  writes by {} to a refs line another CPU wrote last: global {}, "
-		   "percpu {}\n", readers(), g, p);
-	fmt::print("On 240 cores trapping at once, that line moving between them is what "
-		   "made a 164-site batch take 2.65 s; per-CPU counts made it 702 us "
-		   "(docs/reproduction.md, seed 000/001). This machine cannot show the "
-		   "latency, only the writes.\n");
-	fmt::print("\nRead next: arch/x86/kernel/alternative.c: try_get_text_poke_array(), "
-		   "put_text_poke_array(), and the refs publish/drain in "
-		   "smp_text_poke_batch_finish(); `pokelab run bpf-stats` for the seed's "
-		   "numbers.\n");
+	say("  writes by {} to a refs line another CPU wrote last: global {}, "
+	    "percpu {}\n", readers(), g, p);
+	say("On 240 cores trapping at once, that line moving between them is what "
+	    "made a 164-site batch take 2.65 s; per-CPU counts made it 702 us "
+	    "(docs/reproduction.md, seed 000/001). This machine cannot show the "
+	    "latency, only the writes.\n");
+	say("\nRead next: arch/x86/kernel/alternative.c: try_get_text_poke_array(), "
+	    "put_text_poke_array(), and the refs publish/drain in "
+	    "smp_text_poke_batch_finish(); `pokelab run bpf-stats` for the seed's "
+	    "numbers.\n");
 	return g > p ? 0 : 1;
 }
 
@@ -244,7 +248,7 @@ static int deferralRun(const std::string &policy, const char *what)
 
 	step(fmt::format("pokelab.ct_defer={}: CPU {} isolated, in user mode, during a flip",
 			 policy, iso));
-	fmt::print("{}\n", what);
+	say("{}\n", what);
 	if ((ret = bootMachine(m, fmt::format("nohz_full={} pokelab.ct_defer={}", iso, policy))))
 		return ret;
 	isoState.store(0);
@@ -268,18 +272,18 @@ static int deferralRun(const std::string &policy, const char *what)
 	int work = (atomic_read(&per_cpu_ptr(&context_tracking, iso)->state) & CT_WORK_MASK) >>
 		   CT_WORK_START;
 
-	fmt::print("  CPU {}: {} reached it during the flip's 3 sync rounds; deferred work "
-		   "waiting in its context-tracking state: {}; kernel_cr3_loaded {}\n", iso,
-		   kshim::nOf(ipisOf(iso) - ipi0, "IPI"),
-		   work ? kshim::traceCtWorkName(work) : std::string("none"),
-		   *per_cpu_ptr(&kernel_cr3_loaded, iso));
+	say("  CPU {}: {} reached it during the flip's 3 sync rounds; deferred work "
+	    "waiting in its context-tracking state: {}; kernel_cr3_loaded {}\n", iso,
+	    kshim::nOf(ipisOf(iso) - ipi0, "IPI"),
+	    work ? kshim::traceCtWorkName(work) : std::string("none"),
+	    *per_cpu_ptr(&kernel_cr3_loaded, iso));
 	isoState.store(2);
 	while (isoState.load() != 3)
 		std::this_thread::yield();
-	fmt::print("  CPU {} made a system call: {} ran at its entry, before any "
-		   "instrumentable code{}\n", iso,
-		   kshim::nOf(ctWorkFlushed(iso) - flushed0, "deferred flush", "deferred flushes"),
-		   policy == "v8" ? "; the entry stub's CR3 write serialised it instead" : "");
+	say("  CPU {} made a system call: {} ran at its entry, before any "
+	    "instrumentable code{}\n", iso,
+	    kshim::nOf(ctWorkFlushed(iso) - flushed0, "deferred flush", "deferred flushes"),
+	    policy == "v8" ? "; the entry stub's CR3 write serialised it instead" : "");
 	kshim::cpuWait(iso);
 	stopReadersAndWait();
 	small_key_write(0);
@@ -326,10 +330,10 @@ int topicDeferral()
 			   "v8\n", opts.ctDefer);
 		return kExitUsage;
 	}
-	fmt::print("\nRead next: kernel/context_tracking.c: ct_set_cpu_work(), ct_work_flush() "
-		   "(the series); arch/x86/kernel/alternative.c: do_sync_core_defer_cond(); "
-		   "docs/context_tracking.md for the revisions and `pokelab run isolation "
-		   "--ct-defer off,v7,v7-tlbi,v8` for the census.\n");
+	say("\nRead next: kernel/context_tracking.c: ct_set_cpu_work(), ct_work_flush() "
+	    "(the series); arch/x86/kernel/alternative.c: do_sync_core_defer_cond(); "
+	    "docs/context_tracking.md for the revisions and `pokelab run isolation "
+	    "--ct-defer off,v7,v7-tlbi,v8` for the census.\n");
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "command.h"
 #include "scenario.h"
 #include "stop.h"
+#include "timeline/timeline.h"
 
 namespace pokelab::scenario {
 
@@ -122,6 +123,7 @@ void addScenarioCommands(CLI::App &app)
 					     : "Seconds of each machine the timeline keeps, the last "
 					       "ones (0.001..3600; default 10)")
 			->check(decimalNumber(0.001, 3600.0));
+		addTimelineGapOption(sub);
 		runners.push_back({sub, s.setup(sub)});
 	}
 

@@ -9,6 +9,7 @@
 #include <kernel_shim/trace.h>
 #include <kernel_shim/trace_record.h>
 
+#include "command.h"
 #include "scenario.h"
 #include "timeline/timeline.h"
 
@@ -37,7 +38,13 @@ int ScenarioTimeline::open()
 
 	if (st_->path.empty())
 		return 0;
-	if (!st_->book.open(st_->path, fmt::format("pokelab run {}", st_->scenario), &err)) {
+	std::string title = commandLine();
+
+	/* the title: the command line and the seed (docs/reproduction.md) the scenario runs */
+	for (const Scenario &s : scenarios())
+		if (st_->scenario == s.name && s.seeds && *s.seeds)
+			title += fmt::format(", seed {}", s.seeds);
+	if (!st_->book.open(st_->path, title, &err)) {
 		fmt::print(stderr, "run {}: --timeline {}: {}\n", st_->scenario, st_->path, err);
 		return 2;
 	}

@@ -20,6 +20,10 @@
 #include <kernel_shim/trace_output.h>
 #include <kernel_shim/trace_record.h>
 
+namespace CLI {
+class App;
+}
+
 namespace pokelab {
 
 /* A mark a run adds to its picture: a model violation, at @ts on @cpu. */
@@ -38,6 +42,28 @@ struct TimelineSection {
 	std::vector<TimelineMark> marks;
 };
 
+/*
+ * How a picture follows the batches: a stretch longer than this (ns) with
+ * no event on any CPU is drawn as a labelled break ("... 48 ms ...") a few
+ * pixels wide, not to scale; 0 draws all time to scale. Set once from the
+ * command's --timeline-gap (pokelab timeline: --gap) before drawing; 1 ms
+ * by default.
+ */
+extern u64 timelineGapNs;
+/*
+ * Past this many marks (IPI arrows, INT3 triangles, flush diamonds, after
+ * those of one pixel column are merged) a section draws density instead:
+ * per lane and pixel column, a bar as high as the column's count of each
+ * kind. Set before drawing; 2500 by default.
+ */
+extern unsigned long timelineMarkLimit;
+
+/*
+ * Add @name (--timeline-gap; pokelab timeline: --gap) to @app: seconds,
+ * 0..3600, that set timelineGapNs.
+ */
+void addTimelineGapOption(CLI::App *app, const char *name = "--timeline-gap");
+
 /* The events a timeline draws (kshim::traceBit()s). */
 u32 timelineEvents();
 
@@ -51,10 +77,15 @@ std::string timelineSvg(const std::vector<kshim::TraceEvent> &events, unsigned i
 
 /*
  * Several machines (a run that boots one per variant) in one SVG, each
- * section under the last; @title is the file's. More than 32 CPUs share
+ * section under the last; @title is the file's (the command line, say),
+ * drawn over the sections unless it is the one section's own title. More than 32 CPUs share
  * lanes, as few to a lane as fit, and the section's note says so.
  */
 std::string timelineSvg(const std::vector<TimelineSection> &sections, const std::string &title);
+
+/* Retitle a makeTimelineSink()'s picture (the machine line is known after boot). */
+void timelineSinkTitle(kshim::TraceSink *sink, const std::string &title,
+		       const std::string &subtitle);
 
 /* Add @m to a makeTimelineSink() or makeTimelineWindow() sink's picture, before it finishes. */
 void timelineSinkMark(kshim::TraceSink *sink, const TimelineMark &m);

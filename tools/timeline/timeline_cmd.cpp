@@ -25,6 +25,7 @@
 #include <linux/cpumask.h>
 
 #include "command.h"
+#include "options.h"
 #include "timeline/timeline.h"
 
 namespace pokelab {
@@ -172,6 +173,16 @@ bool parseTraceReport(std::istream &in, std::vector<TraceEvent> *events, unsigne
 	return true;
 }
 
+void addTimelineGapOption(CLI::App *app, const char *name)
+{
+	app->add_option_function<double>(
+		   name, [](double s) { timelineGapNs = (u64)(s * 1e9); },
+		   "Draw a stretch of more than this many seconds with no event as a labelled "
+		   "break, not to scale, so that the picture follows the batches (0..3600; "
+		   "default 0.001; 0: all time to scale)")
+		->check(decimalNumber(0, 3600.0));
+}
+
 namespace {
 
 struct TimelineOptions {
@@ -302,7 +313,8 @@ int runTimeline()
 		fmt::print(stderr, "timeline: -o {}: {}\n", opts.out, err);
 		return kExitUsage;
 	}
-	out.write(timelineSvg(ev, nr, opts.title.empty() ? opts.trace : opts.title, ""));
+	/* --title is the whole title; by default the command line, which names the trace */
+	out.write(timelineSvg(ev, nr, opts.title.empty() ? commandLine() : opts.title, ""));
 	if (!out.commit(&err)) {
 		fmt::print(stderr, "timeline: {}\n", err);
 		return 1;
@@ -319,7 +331,12 @@ void addTimeline(CLI::App &app)
 	t->add_option("trace", opts.trace, "The trace: trace-cmd report text or a trace.dat")
 		->required();
 	t->add_option("-o,--output", opts.out, "The SVG to write")->required();
-	t->add_option("--title", opts.title, "The picture's title (default: the trace's name)");
+	t->add_option("--title", opts.title, "The picture's title (default: the command line)");
+	addTimelineGapOption(t, "--gap");
+	t->add_option("--max-marks", timelineMarkLimit,
+		      "Past this many marks (IPIs, INT3 traps, flushes; those of one pixel column "
+		      "merged) draw their density per lane and pixel column instead (default 2500)")
+		->check(wholeNumber(0, 100000000));
 }
 
 bool timelineParsed()

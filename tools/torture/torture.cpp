@@ -387,7 +387,7 @@ int run()
 	if (!opts.timeline.empty() &&
 	    !(timeline = pokelab::makeTimelineSink(opts.timeline,
 						   (u64)(opts.timelineWindow * 1e9),
-						   "pokelab torture", "", &err))) {
+						   pokelab::commandLine(), "", &err))) {
 		fmt::print(stderr, "pokelab: --timeline {}: {}\n", opts.timeline, err);
 		return 2;
 	}
@@ -396,6 +396,11 @@ int run()
 		return 2;
 	}
 	n = nr_cpu_ids;
+	/* the title: the command line, the seed it ran with, the machine it booted */
+	if (timeline)
+		pokelab::timelineSinkTitle(timeline.get(), fmt::format("{}, seed {}",
+								       pokelab::commandLine(), seedUsed),
+					   kshim::machineLine());
 	if (timeline && (kshim::traceStart(0, &err, pokelab::timelineEvents()) ||
 			 kshim::traceRecorderStart({timeline.get()}, 1000000, &err))) {
 		kshim::shutdown();
@@ -579,6 +584,7 @@ void addTortureCommand(CLI::App &app)
 	cmd->add_option("--timeline-window", opts.timelineWindow,
 			"Seconds the timeline keeps, the last ones (0.001..60; default 1)")
 		->check(CLI::Range(0.001, 60.0));
+	pokelab::addTimelineGapOption(cmd);
 	cmd->add_option_function<unsigned long long>("--seed", [](unsigned long long v) {
 			opts.seed = v;
 			opts.seedSet = true;

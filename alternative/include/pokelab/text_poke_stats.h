@@ -31,6 +31,17 @@ struct TextPokeStats {
 extern void (*batchAfterPhase1Probe)(void);
 
 /*
+ * Probe: called in smp_text_poke_int3_handler() right after the trapping
+ * CPU took its INT3 ref (before the search), in signal context on that CPU,
+ * with @ip the byte after the INT3; NULL for none. It must be
+ * async-signal-safe: no allocation, lock or log; spinning on an atomic is
+ * what it is for (pokelab explain holds a CPU inside the handler with it,
+ * until the patcher has shown it). Set and cleared in task context while no
+ * batch is in flight.
+ */
+extern void (*int3AfterRefProbe)(unsigned long ip) noexcept;
+
+/*
  * Hook: called at the start of each phase of smp_text_poke_batch_finish()
  * (@phase kshim::TRACE_BATCH_INT3, _TAILS, _FIRST_BYTES: nothing of that
  * phase written yet), on the patching CPU with text_mutex held, right
