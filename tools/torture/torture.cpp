@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <string>
@@ -340,6 +341,27 @@ void tortureDeathHook() noexcept
 	_exit(1);
 }
 
+/* --module's file, checked before the machine boots: an ELF file (the loader says the rest). */
+CLI::Validator elfObject()
+{
+	return CLI::Validator(
+		[](std::string &v) -> std::string {
+			char magic[4] = {};
+			FILE *f = std::fopen(v.c_str(), "rb");
+			bool elf = f && std::fread(magic, 1, 4, f) == 4 &&
+				   !memcmp(magic, "\x7f" "ELF", 4);
+
+			if (f)
+				std::fclose(f);
+			if (!elf)
+				return fmt::format("{}: not an ELF file; expected --module "
+						   "FILE.o (an object built as tests/modules/ "
+						   "builds)", v);
+			return "";
+		},
+		"");
+}
+
 std::string bustedHelp()
 {
 	unsigned int n;
@@ -571,14 +593,15 @@ void addTortureCommand(CLI::App &app)
 				 "Patch text from several CPUs while others run it, with delay "
 				 "injection, and let the cross-modifying-code model judge (SUCCESS or "
 				 "FAILURE)");
-	cmd->add_option("--duration", opts.duration, "Seconds to run (1..86400; default 60)")
+	cmd->add_option("--duration", opts.duration, "Seconds to run (default: 60)")
 		->check(wholeNumber(1, 86400));
 	cmd->add_option("--timeline", opts.timeline,
 			"Draw the run's last --timeline-window seconds as an SVG timeline, "
-			"violations marked (docs/timeline.md)");
+			"violations marked (docs/timeline.md)")
+		->check(outputFile("--timeline", "FILE.svg"));
 	cmd->add_option("--timeline-window", opts.timelineWindow,
-			"Seconds the timeline keeps, the last ones (0.001..60; default 1)")
-		->check(CLI::Range(0.001, 60.0));
+			"Seconds the timeline keeps, the last ones (default: 1)")
+		->check(decimalNumber(0.001, 60.0));
 	cmd->add_option_function<unsigned long long>("--seed", [](unsigned long long v) {
 			opts.seed = v;
 			opts.seedSet = true;
@@ -606,7 +629,9 @@ void addTortureCommand(CLI::App &app)
 			"A module writer: load and unload FILE.o (built like "
 			"tests/modules/pokelab_test_mod.o) and flip its key while the CPUs run it; "
 			"with pokelab_provider_mod.o, pokelab_consumer_mod.o and "
-			"pokelab_init_mod.o beside it, those too");
+			"pokelab_init_mod.o beside it, those too")
+		->check(inputFile("--module", "FILE.o"))
+		->check(elfObject());
 	cmd->add_option("params", opts.params,
 			"Boot parameters, kernel command-line style (pokelab.busted=NAME, "
 			"pokelab.sync=membarrier, pokelab.eret=serialising ...)");
