@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <kernel_shim/boot.h>
+#include <kernel_shim/boot_cpus.h>
 #include <kernel_shim/machine.h>
 
 #include "command.h"
@@ -115,9 +116,13 @@ int runDemo(const DemoOptions &o)
 	if (o.nohzFullSet && o.nohzFull.empty())
 		return usageError("--nohz-full: empty CPU list; expected e.g. --nohz-full 1-3,5");
 
-	/* CPUs beyond --cpus are caught here, before the boot line; others after boot */
-	if (o.traceCpusSet && !kshim::parseTraceCpus(o.traceCpus, o.cpus, &filter, &err))
-		return usageError(err);
+	/* CPUs beyond the machine's (--cpus, else nr_cpus=, else the PUs'), before the boot line */
+	if (o.traceCpusSet) {
+		unsigned int nr = o.cpus ? o.cpus : kshim::bootNrCpus(cmdline);
+
+		if (!kshim::parseTraceCpus(o.traceCpus, nr, &filter, &err))
+			return usageError(err);
+	}
 	for (const Output &out : outs)
 		if (!kshim::checkWritable(out.path, &err))
 			return usageError(fmt::format("{} {}", out.opt, err));
