@@ -170,10 +170,13 @@ int runDemo(const DemoOptions &o)
 				   : (cpumask_weight(&hot) == 1 ? "CPU " : "CPUs ") +
 					 kshim::cpumaskPrintList(&hot),
 			   o.flips, o.flips == 1 ? "" : "s");
-		if (cpumask_empty(kshim::nohzFullMask()) &&
-		    (o.isolatedInKernel || o.ctDefer == "v5" || o.ctDefer == "pokelab-catchup"))
-			fmt::print(stderr, "pokelab: warning: --ct-defer/--isolated-in-kernel only "
-				   "change isolated CPUs, and none is isolated: add --nohz-full LIST\n");
+		/* every policy but off changes only isolated CPUs (as torture warns) */
+		if (cpumask_empty(kshim::nohzFullMask()) && !o.ctDefer.empty() && o.ctDefer != "off")
+			fmt::print(stderr, "pokelab: warning: --ct-defer {} only changes isolated "
+				   "CPUs, and none is isolated: add --nohz-full LIST\n", o.ctDefer);
+		else if (cpumask_empty(kshim::nohzFullMask()) && o.isolatedInKernel)
+			fmt::print(stderr, "pokelab: warning: --isolated-in-kernel only changes "
+				   "isolated CPUs, and none is isolated: add --nohz-full LIST\n");
 	}
 
 	pokelab::BpfStatsConfig cfg;
