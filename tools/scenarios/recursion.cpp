@@ -178,10 +178,11 @@ int runFromCli(const Common &common)
 int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--producers", optProducers,
-			"Producer CPUs calling the traced function (bench's -p)")
+			"Producer CPUs calling the traced function (bench's -p; default: 1)")
 		->check(wholeNumber(1, 255));
 	sub->add_option("--seconds", optSeconds,
-			"Measured 1-second iterations per guard, after one warm-up (bench's -d)")
+			"Measured 1-second iterations per guard, after one warm-up (bench's -d; "
+			"default: 5)")
 		->check(wholeNumber(1, 3600));
 	return runFromCli;
 }

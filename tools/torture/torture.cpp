@@ -372,7 +372,7 @@ std::string bustedHelp()
 			"FAILURE):\n";
 
 	for (unsigned int i = 0; i < n; i++)
-		s += fmt::format("  {:<20} {}{}\n", v[i].name, v[i].what,
+		s += fmt::format("  {:<20}  {}{}\n", v[i].name, v[i].what,
 				 v[i].with ? fmt::format(" [with {}]", v[i].with) : "");
 	s += "  (and --ct-defer v5 with --nohz-full: the v5 ct_set_cpu_work() bug)\n";
 	return s;
