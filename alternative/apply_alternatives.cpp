@@ -48,6 +48,7 @@
 #include <linux/smp.h>
 #include <kernel_shim/busted.h>
 #include <kernel_shim/disasm.h>
+#include <kernel_shim/machine.h>
 #include <kernel_shim/xmc.h>
 #include <linux/irqflags.h>
 #include <pokelab/alt_batch.h>
@@ -1038,6 +1039,11 @@ int alternativeInstructions(std::string &err)
 		pristine->restore();
 
 	alt_stats = {};
+	/* userspace: the machine line says the tables will be printed */
+	if (debug_alternative)
+		kshim::setMachineAttr("debug-alternative",
+				      debug_alternative == DA_ALL ? std::string("all")
+				      : fmt::format("{:#x}", debug_alternative));
 	apply_alternatives(__start_altinstructions, __stop_altinstructions);
 
 	if (alt_reloc_selftest()) {

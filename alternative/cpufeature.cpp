@@ -22,6 +22,7 @@
 
 #include <asm/cpufeature.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/machine.h>
 #include <linux/bug.h>
 
 struct cpuinfo_x86 boot_cpu_data;
@@ -242,6 +243,9 @@ const FeatureName featureNames[] = {
 	{X86_FEATURE_RETHUNK, "rethunk"},
 };
 
+/* clearcpuid='s features as given (every clearcpuid=, joined), for the machine line */
+std::string clearedText;
+
 /* clearcpuid=: parsed at every boot, applied to a fresh copy of the hardware bits */
 int setClearCpuid(const char *val, std::string &err)
 {
@@ -275,12 +279,26 @@ int setClearCpuid(const char *val, std::string &err)
 			break;
 		pos = comma + 1;
 	}
+	clearedText += (clearedText.empty() ? "" : ",") + s;
 	return 0;
 }
 
+/* userspace: the machine line names the features cleared */
+int clearCpuidAttr(std::string &)
+{
+	if (!clearedText.empty())
+		kshim::setMachineAttr("clearcpuid", clearedText);
+	return 0;
+}
+
+kshim::BootHookRegistrar clearCpuidHook({"clearcpuid", kshim::BootStage::Early, clearCpuidAttr});
+
 kshim::BootParamRegistrar clearCpuidParam({
 	"clearcpuid", setClearCpuid,
-	[] { boot_cpu_data = hw_caps; },
+	[] {
+		boot_cpu_data = hw_caps;
+		clearedText.clear();
+	},
 	"clearcpuid=FEATURE[,FEATURE...]: pretend the CPU lacks these features "
 	"(names as in /proc/cpuinfo, or word*32+bit numbers)",
 });

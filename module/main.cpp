@@ -48,6 +48,7 @@
 #include <iterator>
 #include <mutex>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 #include <fmt/format.h>
@@ -1363,12 +1364,19 @@ int load_module_file(const std::string &path, struct module **modp, std::string 
 	load_info info = {};
 	std::ifstream in(path, std::ios::binary);
 	int ret;
+	struct stat st;
 
 	info.err = err;
 	err->clear();
 	if (!in) {
 		*err = fmt::format("{}: {}", path, strerror(errno));
 		return -ENOENT;
+	}
+	/* userspace: as kernel_read_file() for finit_module(), a directory is -EINVAL */
+	if (stat(path.c_str(), &st) || !S_ISREG(st.st_mode)) {
+		*err = fmt::format("{}: not a regular file; expected a relocatable object (FILE.o)",
+				   path);
+		return -EINVAL;
 	}
 	info.image.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 	info.namebuf = path.substr(path.find_last_of('/') + 1);

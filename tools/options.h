@@ -7,7 +7,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -58,6 +61,57 @@ inline CLI::Validator outputFile(const std::string &opt, const std::string &form
 		[opt, form](std::string &v) -> std::string {
 			if (v.empty())
 				return fmt::format("\"\": empty file name; expected {} {}", opt,
+						   form);
+			return "";
+		},
+		form);
+}
+
+/*
+ * An input file's name: it must exist and be a regular file we can read; "",
+ * a directory or a missing file name themselves and @form ("--module: /tmp:
+ * a directory; expected --module FILE.o").
+ */
+inline CLI::Validator inputFile(const std::string &opt, const std::string &form = "FILE")
+{
+	return CLI::Validator(
+		[opt, form](std::string &v) -> std::string {
+			struct stat st;
+
+			if (v.empty())
+				return fmt::format("\"\": empty file name; expected {} {}", opt,
+						   form);
+			if (stat(v.c_str(), &st))
+				return fmt::format("{}: {}; expected {} {}", v, strerror(errno),
+						   opt, form);
+			if (S_ISDIR(st.st_mode))
+				return fmt::format("{}: a directory; expected {} {}", v, opt, form);
+			if (!S_ISREG(st.st_mode))
+				return fmt::format("{}: not a regular file; expected {} {}", v, opt,
+						   form);
+			if (access(v.c_str(), R_OK))
+				return fmt::format("{}: {}; expected {} {}", v, strerror(errno),
+						   opt, form);
+			return "";
+		},
+		form);
+}
+
+/* An existing directory ("--trace-dir: /x: not a directory; expected --trace-dir DIR"). */
+inline CLI::Validator existingDirectory(const std::string &opt, const std::string &form = "DIR")
+{
+	return CLI::Validator(
+		[opt, form](std::string &v) -> std::string {
+			struct stat st;
+
+			if (v.empty())
+				return fmt::format("\"\": empty directory name; expected {} {}", opt,
+						   form);
+			if (stat(v.c_str(), &st))
+				return fmt::format("{}: {}; expected {} {}", v, strerror(errno),
+						   opt, form);
+			if (!S_ISDIR(st.st_mode))
+				return fmt::format("{}: not a directory; expected {} {}", v, opt,
 						   form);
 			return "";
 		},

@@ -79,12 +79,77 @@ std::vector<Command> commands()
 	return c;
 }
 
+namespace {
+
+constexpr size_t kHelpColumns = 100;
+
+/*
+ * Fold one help line at @kHelpColumns. A continuation starts under the
+ * line's text column: where a run of two or more spaces after the first
+ * word ends (an option's or a subcommand's description, a footer's table),
+ * else under the line's own indent.
+ */
+std::string foldLine(const std::string &line)
+{
+	size_t lead = line.find_first_not_of(' '), col, gap;
+	std::string out, rest = line;
+
+	if (line.size() <= kHelpColumns || lead == std::string::npos)
+		return line;
+	gap = line.find("  ", line.find(' ', lead));
+	col = gap != std::string::npos && gap < kHelpColumns / 2 ?
+		      line.find_first_not_of(' ', gap) : lead;
+	if (col == std::string::npos || col >= kHelpColumns / 2)
+		col = lead;
+	while (rest.size() > kHelpColumns) {
+		size_t cut = rest.rfind(' ', kHelpColumns), next;
+
+		/* no space to break at past the text column: leave the word whole */
+		if (cut == std::string::npos || cut <= col)
+			cut = rest.find(' ', kHelpColumns);
+		if (cut == std::string::npos)
+			break;
+		next = rest.find_first_not_of(' ', cut);
+		if (next == std::string::npos) {	/* only spaces after it */
+			rest.resize(cut);
+			break;
+		}
+		out += rest.substr(0, cut) + "\n";
+		rest = std::string(col, ' ') + rest.substr(next);
+	}
+	return out + rest;
+}
+
+/* CLI11's help, every line folded at 100 columns (CLI11 2.1 does not wrap). */
+class FoldingFormatter : public CLI::Formatter
+{
+public:
+	std::string make_help(const CLI::App *app, std::string name,
+			      CLI::AppFormatMode mode) const override
+	{
+		std::string help = CLI::Formatter::make_help(app, std::move(name), mode), out;
+		size_t pos = 0, nl;
+
+		while ((nl = help.find('\n', pos)) != std::string::npos) {
+			out += foldLine(help.substr(pos, nl - pos)) + "\n";
+			pos = nl + 1;
+		}
+		return out + foldLine(help.substr(pos));
+	}
+};
+
+} /* namespace */
+
 } /* namespace pokelab */
 
 int main(int argc, char **argv)
 {
 	CLI::App app{"pokelab: Linux x86 live text patching and context tracking, in userspace"};
-	std::vector<pokelab::Command> cmds = pokelab::commands();
+	std::vector<pokelab::Command> cmds;
+
+	/* before the subcommands are added: they take their parent's formatter */
+	app.formatter(std::make_shared<pokelab::FoldingFormatter>());
+	cmds = pokelab::commands();
 
 	pokelab::setCommandLine(argc, argv);
 	app.require_subcommand(1);

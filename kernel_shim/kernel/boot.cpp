@@ -17,6 +17,7 @@
 #include <asm/barrier.h>
 #include <asm/sync_core.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/boot_cpus.h>
 #include <kernel_shim/noinstr_check.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/busted.h>
@@ -276,6 +277,35 @@ const BootInfo &bootInfo() noexcept
 const struct cpumask *nohzFullMask() noexcept
 {
 	return &info.nohzFull;
+}
+
+unsigned int bootNrCpus(std::string_view cmdline)
+{
+	std::istringstream in{std::string(cmdline)};
+	std::string tok, err;
+	unsigned int nr = 0, pus;
+
+	BUG_ON(isBooted);
+	/* the last nr_cpus= counts, as parseCmdline() sets it in order */
+	while (in >> tok) {
+		char *end;
+		long n;
+
+		if (tok.rfind("nr_cpus=", 0))
+			continue;
+		errno = 0;
+		n = strtol(tok.c_str() + 8, &end, 10);
+		if (errno || tok.size() == 8 || *end || n < 1 || n > NR_CPUS)
+			return 0;
+		nr = n;
+	}
+	if (nr)
+		return nr;
+	if (topology().load(err))
+		return 0;
+	pus = topology().pus().size();
+	topology().unload();
+	return std::max(2u, pus);
 }
 
 std::string machineLine()

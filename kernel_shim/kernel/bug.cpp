@@ -12,6 +12,7 @@
 #include <ucontext.h>
 
 #include <kernel_shim/boot.h>
+#include <kernel_shim/machine.h>
 #include <kernel_shim/sigsafe.h>
 #include <linux/bug.h>
 #include <linux/smp.h>
@@ -63,6 +64,16 @@ BootParamRegistrar panicOnWarnParam({
 	"panic_on_warn", setPanicOnWarn, [] { panicOnWarn = false; },
 	"panic_on_warn[=0|1]: abort on the first WARN",
 });
+
+/* The machine line says that a WARN will abort the run. */
+int panicOnWarnAttr(std::string &)
+{
+	if (panicOnWarn)
+		setMachineAttr("panic_on_warn", "on");
+	return 0;
+}
+
+BootHookRegistrar panicOnWarnHook({"panic_on_warn", BootStage::Machine, panicOnWarnAttr});
 
 /* backtrace() loads libgcc on first use, which allocates: do it before any signal path needs it. */
 [[maybe_unused]] const int backtraceWarm = [] {

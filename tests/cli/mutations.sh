@@ -62,7 +62,10 @@ while IFS= read -r line; do
 	printf '| %-22s | %-40s | %d/%d seeds: %s |\n' "$name" "${opts:-(defaults)}" "$caught" \
 		"$seeds" "${kinds:-nothing}"
 	rows=$((rows + 1))
-done < <("$pokelab" torture --help 2>&1 | sed -n '/^BUSTED variants/,$p' | grep -E '^  [a-z0-9-]+ ')
+done < <("$pokelab" torture --help 2>&1 | sed -n '/^BUSTED variants/,$p' |
+	 # a variant's line folded at 100 columns: its continuations joined back to it
+	 awk '/^   / { sub(/^ +/, " "); v = v $0; next } { if (v != "") print v; v = $0 }
+	      END { if (v != "") print v }' | grep -E '^  [a-z0-9-]+ ')
 
 [ "$rows" -gt 0 ] || { echo "mutations.sh: no BUSTED variants listed by torture --help" >&2; exit 1; }
 [ "$missed" -eq 0 ] || { echo "mutations.sh: $missed runs missed" >&2; exit 1; }

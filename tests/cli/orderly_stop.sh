@@ -3,7 +3,8 @@
 #
 # orderly_stop.sh POKELAB: SIGINT during a long demo or run isolation and
 # SIGTERM during a torture run and a demo writing trace.dat stop them in
-# order: the summary so far is printed with
+# order (SIGINT a torture run too, and one with --ops once its progress
+# line is out): the summary so far is printed with
 # "interrupted after", the trace is written whole, and the exit status is
 # 128 + the signal. The signal is sent once the run is under way (its first
 # batch line, or its first status line, is out).
@@ -75,6 +76,19 @@ grep -q '^torture: INTERRUPTED after .* (SIGTERM), seed [0-9]*: .* 0 violations 
 	"$dir/torture.out" || fail "torture: no 'INTERRUPTED after' line"
 ! grep -q '^torture: SUCCESS' "$dir/torture.out" || fail "torture: SUCCESS for a run it cut"
 grep -q '^xmc: model of cross-modifying code' "$dir/torture.out" || fail "torture: no verdict"
+# Ctrl-C, the way a user stops it: INTERRUPTED, never SUCCESS, and 128 + SIGINT
+stop_run torture-int INT 130 '^torture: seed' torture --duration 60
+grep -q '^torture: INTERRUPTED after .* (SIGINT), seed [0-9]*: ' "$dir/torture-int.out" ||
+	fail "torture (SIGINT): no 'INTERRUPTED after' line"
+grep -q '^torture: SUCCESS' "$dir/torture-int.out" &&
+	fail "torture (SIGINT): SUCCESS for a run it cut"
+# --ops, which no clock ends, says how far it is every few seconds; stopped, it has no digest
+stop_run torture-ops INT 130 '^torture: [0-9]* s: [0-9]* of [0-9]* decisions ([0-9]*%)$' \
+	torture --seed 7 --ops 1000000000
+grep -q '^decision digest: none: the run stopped early' "$dir/torture-ops.out" ||
+	fail "torture --ops (SIGINT): a digest, or no word of it, for a run cut short"
+grep -q '^torture: INTERRUPTED after ' "$dir/torture-ops.out" ||
+	fail "torture --ops (SIGINT): no 'INTERRUPTED after' line"
 stop_run isolation INT 130 'ct_defer=off: load' run isolation --cpus 3 --seconds 600
 grep -q '^run isolation: interrupted (SIGINT) during ct_defer=off; ct_defer=v7 not run' \
 	"$dir/isolation.out" || fail "run isolation: no 'interrupted' line"

@@ -43,23 +43,26 @@ void addBenchSubcommand(CLI::App &app)
 	std::vector<std::string> names;
 	std::string help;
 
+	/* the benchmarks, one a line, after the options (the help wraps them) */
 	for (const Bench &b : benches()) {
 		names.push_back(b.name);
-		help += fmt::format("{}{}: {}", help.empty() ? "" : "; ", b.name, b.help);
+		help += fmt::format("  {:<13}  {}\n", b.name, b.help);
 	}
 	names.push_back("all");
-	help += "; all: every benchmark, then one markdown table";
-	benchCmd = app.add_subcommand("bench", "Benchmark the machinery (" + help + ")");
+	help += fmt::format("  {:<13}  {}\n", "all", "every benchmark, then one markdown table");
+	benchCmd = app.add_subcommand("bench", "Benchmark the machinery: one benchmark by NAME "
+					       "(listed by bench --help), or all");
+	benchCmd->footer("\nBenchmarks:\n" + help);
 	benchCmd->add_option("name", selected, "Benchmark to run")
 		->required()
 		->check(CLI::IsMember(names));
-	benchCmd->add_option("--iters", options.iters, "Iterations (1..1000)")
+	benchCmd->add_option("--iters", options.iters, "Iterations (default: 10)")
 		->check(wholeNumber(1, 1000));
 	benchCmd->add_option("--rounds", options.rounds,
-			     "Operations per iteration (1..10000000; default: the benchmark's)")
+			     "Operations per iteration (default: the benchmark's)")
 		->check(wholeNumber(1, 10000000));
 	benchCmd->add_option("--cpus", options.cpus,
-			     "Simulated CPUs (2..512; default: the allowed PUs)")
+			     "Simulated CPUs (default: the allowed PUs, at least 2)")
 		->check(wholeNumber(2, 512));
 	benchCmd->add_option("--plot", options.plot, "bench scale: write the table as an SVG plot");
 	benchCmd->add_option("params", options.params, "Boot parameters (nr_cpus=N ...)");

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <kernel_shim/boot.h>
+#include <kernel_shim/boot_cpus.h>
 #include <kernel_shim/machine.h>
 
 #include "command.h"
@@ -115,9 +116,13 @@ int runDemo(const DemoOptions &o)
 	if (o.nohzFullSet && o.nohzFull.empty())
 		return usageError("--nohz-full: empty CPU list; expected e.g. --nohz-full 1-3,5");
 
-	/* CPUs beyond --cpus are caught here, before the boot line; others after boot */
-	if (o.traceCpusSet && !kshim::parseTraceCpus(o.traceCpus, o.cpus, &filter, &err))
-		return usageError(err);
+	/* CPUs beyond the machine's (--cpus, else nr_cpus=, else the PUs'), before the boot line */
+	if (o.traceCpusSet) {
+		unsigned int nr = o.cpus ? o.cpus : kshim::bootNrCpus(cmdline);
+
+		if (!kshim::parseTraceCpus(o.traceCpus, nr, &filter, &err))
+			return usageError(err);
+	}
 	for (const Output &out : outs)
 		if (!kshim::checkWritable(out.path, &err))
 			return usageError(fmt::format("{} {}", out.opt, err));
@@ -165,10 +170,13 @@ int runDemo(const DemoOptions &o)
 				   : (cpumask_weight(&hot) == 1 ? "CPU " : "CPUs ") +
 					 kshim::cpumaskPrintList(&hot),
 			   o.flips, o.flips == 1 ? "" : "s");
-		if (cpumask_empty(kshim::nohzFullMask()) &&
-		    (o.isolatedInKernel || o.ctDefer == "v5" || o.ctDefer == "pokelab-catchup"))
-			fmt::print(stderr, "pokelab: warning: --ct-defer/--isolated-in-kernel only "
-				   "change isolated CPUs, and none is isolated: add --nohz-full LIST\n");
+		/* every policy but off changes only isolated CPUs (as torture warns) */
+		if (cpumask_empty(kshim::nohzFullMask()) && !o.ctDefer.empty() && o.ctDefer != "off")
+			fmt::print(stderr, "pokelab: warning: --ct-defer {} only changes isolated "
+				   "CPUs, and none is isolated: add --nohz-full LIST\n", o.ctDefer);
+		else if (cpumask_empty(kshim::nohzFullMask()) && o.isolatedInKernel)
+			fmt::print(stderr, "pokelab: warning: --isolated-in-kernel only changes "
+				   "isolated CPUs, and none is isolated: add --nohz-full LIST\n");
 	}
 
 	pokelab::BpfStatsConfig cfg;
@@ -263,9 +271,9 @@ void addDemo(CLI::App &app)
 	d = app.add_subcommand(
 		"demo", "Flip a 164-site static key while the other CPUs run the sites, and check "
 			"that no CPU runs stale text");
-	d->add_option("--cpus", opts.cpus, "Simulated CPUs (2..512; default: the allowed PUs)")
+	d->add_option("--cpus", opts.cpus, "Simulated CPUs (default: the allowed PUs, at least 2)")
 		->check(pokelab::wholeNumber(2, 512));
-	d->add_option("--flips", opts.flips, "Key flips (1..100000)")
+	d->add_option("--flips", opts.flips, "Key flips (default: 20)")
 		->check(pokelab::wholeNumber(1, 100000));
 	d->add_option_function<std::vector<std::string>>("--trace",
 		[](const std::vector<std::string> &v) { opts.traceFiles = v; },
@@ -290,7 +298,7 @@ void addDemo(CLI::App &app)
 		}, "Draw the run as an SVG timeline: a lane per CPU, each batch's phases, IPIs, "
 		   "INT3 traps, user/idle spans, deferred flushes (docs/timeline.md)");
 	d->add_option("--timeline-window", opts.timelineWindow,
-		      "Seconds of the run the timeline keeps, the last ones (0.001..3600; default 10)")
+		      "Seconds of the run the timeline keeps, the last ones (default: 10)")
 		->check(pokelab::decimalNumber(0.001, 3600.0));
 	pokelab::addTimelineGapOption(d);
 	d->add_option("--refs", opts.refs,

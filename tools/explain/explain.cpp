@@ -673,7 +673,7 @@ void addExplain(CLI::App &app)
 	x->add_option("topic", opts.topic, "The topic (--list shows them)");
 	x->add_flag("--list", opts.list, "List the topics");
 	x->add_flag("--step", opts.step, "Wait for Enter between steps");
-	x->add_option("--cpus", opts.cpus, "Simulated CPUs (2..64)")->check(wholeNumber(2, 64));
+	x->add_option("--cpus", opts.cpus, "Simulated CPUs (default: 4)")->check(wholeNumber(2, 64));
 	x->add_option("--ct-defer", opts.ctDefer,
 		      "deferral: show only this policy (off, v7, v7-tlbi, v8; default: all four)")
 		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8"}));
@@ -686,8 +686,7 @@ void addExplain(CLI::App &app)
 		      "(docs/timeline.md)")
 		->check(outputFile("--timeline", "FILE.svg"));
 	x->add_option("--timeline-window", opts.timelineWindow,
-		      "Seconds of each machine the timeline keeps, the last ones (0.001..3600; "
-		      "default 10)")
+		      "Seconds of each machine the timeline keeps, the last ones (default: 10)")
 		->check(decimalNumber(0.001, 3600.0));
 	addTimelineGapOption(x);
 	x->add_flag("--verbose", opts.verbose,

@@ -234,7 +234,8 @@ int (*setup(CLI::App *sub))(const Common &)
 	sub->add_option("--sites", optSites,
 			"Generated sites to patch besides the program's own (default: all)")
 		->check(wholeNumber(1, 1000000));
-	sub->add_option("--repeats", optRepeats, "Passes per variant and flavour (median)")
+	sub->add_option("--repeats", optRepeats,
+			"Passes per variant and flavour, their median reported (default: 9)")
 		->check(wholeNumber(1, 1000));
 	return runFromCli;
 }

@@ -165,16 +165,15 @@ int runCli(const Common &common)
 int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--cpus", optCpus, "Simulated CPUs per machine (CPU 0 patches, the rest "
-			"run the sites; at least 3, so that two CPUs can share a refs line)")
-		->check(wholeNumber(3, 256))
-		->capture_default_str();
+			"run the sites; at least 3, so that two CPUs can share a refs line; "
+			"default: 8)")
+		->check(wholeNumber(3, 256));
 	sub->add_option("--flips", optFlips, "Key flips per refs mode (each a 164- and a 2-entry "
-			"batch)")
-		->check(wholeNumber(1, 100000))
-		->capture_default_str();
-	sub->add_option("--rounds", optRounds, "Alternations of the two modes (one machine each)")
-		->check(wholeNumber(1, 100))
-		->capture_default_str();
+			"batch; default: 20)")
+		->check(wholeNumber(1, 100000));
+	sub->add_option("--rounds", optRounds,
+			"Alternations of the two modes, one machine each (default: 2)")
+		->check(wholeNumber(1, 100));
 	return runCli;
 }
 

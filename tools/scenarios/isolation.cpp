@@ -768,42 +768,32 @@ int runBoth(const Common &common)
 
 int (*setup(CLI::App *sub))(const Common &)
 {
-	sub->add_option("--cpus", opts.cpus, "Simulated CPUs (the upper half isolated)")
+	sub->add_option("--cpus", opts.cpus, "Simulated CPUs, the upper half isolated (default: 4)")
 		->check(wholeNumber(3, NR_CPUS));
 	sub->add_option("--isolated", opts.isolated,
 			"Isolated (nohz_full) CPUs, the highest-numbered (default: half)")
 		->check(wholeNumber(1, NR_CPUS));
-	sub->add_option("--seconds", opts.seconds, "Load duration per variant, seconds")
-		->check(CLI::Validator(
-			[](std::string &v) -> std::string {
-				char *end;
-				double d = strtod(v.c_str(), &end);
-
-				/* NaN compares false with any bound: reject it explicitly */
-				if (v.empty() || *end || !(d >= 0.1 && d <= 3600.0))
-					return v + ": expected seconds from 0.1 to 3600";
-				return "";
-			},
-			"0.1..3600"));
+	sub->add_option("--seconds", opts.seconds, "Load duration per variant, seconds (default: 5)")
+		->check(decimalNumber(0.1, 3600.0));
 	sub->add_option("--syscall-ms", opts.syscallMs,
-			"Isolated CPUs: one system call every this many ms")
+			"Isolated CPUs: one system call every this many ms (default: 5)")
 		->check(wholeNumber(1, 60000));
 	sub->add_option("--interval-ms", opts.intervalMs,
-			"Housekeeping: pause between patching operations, ms (0..10000)")
+			"Housekeeping: pause between patching operations, ms (default: 4)")
 		->check(wholeNumber(0, 10000));
 	CLI::Option *ct = sub->add_option("--ct-defer", opts.ctDefer,
 			"Policies, a comma list: each is compared with off, which runs first "
-			"(default off,v7; e.g. off,v7,v7-tlbi,v8); boot parameter "
+			"(default: off,v7; e.g. off,v7,v7-tlbi,v8); boot parameter "
 			"pokelab.ct_defer= of each machine");
 	sub->add_option("--defer", opts.defer,
-			"Policy compared with off (default v7; v7-tlbi and v8 also gate kernel TLB "
+			"Policy compared with off (default: v7; v7-tlbi and v8 also gate kernel TLB "
 			"flushes)")
 		->check(CLI::IsMember({"v7", "v7-tlbi", "v8", "v5", "pokelab-catchup", "off"}))
 		->excludes(ct);
 	sub->add_option("--trace-dir", opts.traceDir,
-			"Keep the filtered traces, one per policy: DIR/trace-off.txt, "
-			"DIR/trace-POLICY.txt")
-		->check(CLI::ExistingDirectory);
+			"Keep each machine's filtered trace in DIR, named by its policy: "
+			"trace-off.txt and trace-POLICY.txt for each policy compared")
+		->check(existingDirectory("--trace-dir"));
 	return runBoth;
 }
 

@@ -208,10 +208,14 @@ int runRecursion(const Common &common, unsigned int producers, unsigned int slic
 				      "not compared with the mail's (run again on a quiet machine)."
 				      "\n", why);
 	kshim::xmcQuiesce();
-	/* informational: the benchmark patches no text, so the model has nothing to judge */
-	report += fmt::format("\ncheck: hits and misses per guard {}; {}\n",
-			      ok ? "as expected -> PASS" : "WRONG -> FAIL",
-			      kshim::xmcVerdict(kshim::xmcStats()));
+	/*
+	 * informational: the benchmark patches no text (boot's patching aside),
+	 * so the model's verdict is a line of its own, as the other scenarios
+	 * print it; the check line ends in one verdict, the check's
+	 */
+	report += fmt::format("\n{}\ncheck: hits and misses per guard {}\n",
+			      kshim::xmcVerdict(kshim::xmcStats()),
+			      ok ? "as expected -> PASS" : "WRONG -> FAIL");
 	fmt::print("{}", report);
 	kshim::shutdown();
 	return ok ? 0 : 1;
@@ -226,11 +230,11 @@ int runFromCli(const Common &common)
 int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--producers", optProducers,
-			"Producer CPUs calling the traced function (bench's -p)")
+			"Producer CPUs calling the traced function (bench's -p; default: 1)")
 		->check(wholeNumber(1, 255));
 	sub->add_option("--seconds", optSeconds,
 			"Measured seconds per guard (bench's -d), interleaved: rounds of 250 ms "
-			"per guard, after one warm-up round (default 5)")
+			"per guard, after one warm-up round (default: 5)")
 		->check(wholeNumber(1, 3600));
 	return runFromCli;
 }

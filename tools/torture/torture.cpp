@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <string>
@@ -44,6 +45,7 @@
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/rcupdate.h>
 #include <linux/smp.h>
 #include <pokelab/ct_entry.h>
@@ -65,6 +67,7 @@ namespace {
 
 constexpr unsigned int kDecisionStream = 0;	/* stream 1 is the delays' (torture.cpp) */
 constexpr int kStatusSeconds = 10;
+constexpr int kProgressSeconds = 2;	/* --ops: a progress line on stderr */
 constexpr unsigned long kShown = 3;	/* violations printed in full */
 
 struct Options {
@@ -340,6 +343,27 @@ void tortureDeathHook() noexcept
 	_exit(1);
 }
 
+/* --module's file, checked before the machine boots: an ELF file (the loader says the rest). */
+CLI::Validator elfObject()
+{
+	return CLI::Validator(
+		[](std::string &v) -> std::string {
+			char magic[4] = {};
+			FILE *f = std::fopen(v.c_str(), "rb");
+			bool elf = f && std::fread(magic, 1, 4, f) == 4 &&
+				   !memcmp(magic, "\x7f" "ELF", 4);
+
+			if (f)
+				std::fclose(f);
+			if (!elf)
+				return fmt::format("{}: not an ELF file; expected --module "
+						   "FILE.o (an object built as tests/modules/ "
+						   "builds)", v);
+			return "";
+		},
+		"");
+}
+
 std::string bustedHelp()
 {
 	unsigned int n;
@@ -348,16 +372,39 @@ std::string bustedHelp()
 			"FAILURE):\n";
 
 	for (unsigned int i = 0; i < n; i++)
-		s += fmt::format("  {:<20} {}{}\n", v[i].name, v[i].what,
+		s += fmt::format("  {:<20}  {}{}\n", v[i].name, v[i].what,
 				 v[i].with ? fmt::format(" [with {}]", v[i].with) : "");
 	s += "  (and --ct-defer v5 with --nohz-full: the v5 ct_set_cpu_work() bug)\n";
 	return s;
 }
 
+/*
+ * CPU 0's lines while the run goes on: the status line every 10 s on
+ * stdout; with --ops, whose end no clock says, the decisions made so far
+ * every 2 s on stderr.
+ */
+void statusLines(u64 t0, u64 now, u64 *next, u64 *nextProgress)
+{
+	if (now >= *next) {
+		fmt::print("torture: {} s: {}\n", (now - t0) / 1000000000ull, counters());
+		std::fflush(stdout);
+		*next += kStatusSeconds * 1000000000ull;
+	}
+	if (opts.ops && now >= *nextProgress) {
+		unsigned long made = 0, all = (unsigned long)work.size() * opts.ops;
+
+		for (const CpuWork &w : work)
+			made += w.decisions;
+		fmt::print(stderr, "torture: {} s: {} of {} decisions ({}%)\n",
+			   (now - t0) / 1000000000ull, made, all, made * 100 / all);
+		*nextProgress = now + kProgressSeconds * 1000000000ull;
+	}
+}
+
 int run()
 {
 	std::string cmdline, err;
-	u64 t0, next, dur;
+	u64 t0, next, nextProgress, dur;
 	unsigned int n;
 
 	bool paramCpus = false;
@@ -366,6 +413,12 @@ int run()
 	for (const std::string &p : opts.params) {
 		cmdline += p + " ";
 		paramCpus |= p.rfind("nr_cpus=", 0) == 0;
+	}
+	if (opts.ops && cmd->count("--duration")) {
+		fmt::print(stderr, "pokelab: --ops {} and --duration {}: --ops ends the run after "
+				   "exactly that many decisions per CPU; expected one of the two\n",
+			   opts.ops, opts.duration);
+		return 2;
 	}
 	if (opts.nohzFullSet && opts.nohzFull.empty()) {
 		fmt::print(stderr, "pokelab: --nohz-full: empty CPU list; expected e.g. --nohz-full "
@@ -463,6 +516,7 @@ int run()
 	/* CPU 0: a housekeeping CPU that also keeps the time and the status line. */
 	t0 = kshim::clockNs();
 	next = t0 + kStatusSeconds * 1000000000ull;
+	nextProgress = t0 + kProgressSeconds * 1000000000ull;
 	dur = (u64)opts.duration * 1000000000ull;
 	for (unsigned long idx = 0; keepGoing(idx); idx++) {
 		u64 now = kshim::clockNs();
@@ -470,17 +524,21 @@ int run()
 		housekeepingStep(0, decide(0, idx));
 		if ((!opts.ops && now - t0 >= dur) || pokelab::stopRequested())
 			break;
-		if (now >= next) {
-			fmt::print("torture: {} s: {}\n", (now - t0) / 1000000000ull, counters());
-			std::fflush(stdout);
-			next += kStatusSeconds * 1000000000ull;
-		}
+		statusLines(t0, now, &next, &nextProgress);
 	}
 	work[0].done.store(true);
 	if (!opts.ops || pokelab::stopRequested())
 		stopAll.store(true);
-	for (unsigned int cpu = 1; cpu < n; cpu++)
+	/* --ops: the other CPUs may still be at it; the status and progress lines go on */
+	for (unsigned int cpu = 1; cpu < n; cpu++) {
+		while (!work[cpu].done.load(std::memory_order_acquire)) {
+			if (pokelab::stopRequested())
+				stopAll.store(true);
+			statusLines(t0, kshim::clockNs(), &next, &nextProgress);
+			msleep(10);	/* a sleep: out of RCU, the kworker may run */
+		}
 		kshim::cpuWait(cpu);
+	}
 	if (opts.ops)
 		stopAll.store(true);
 	kshim::tortureDelays(false, seedUsed);
@@ -576,14 +634,15 @@ void addTortureCommand(CLI::App &app)
 				 "Patch text from several CPUs while others run it, with delay "
 				 "injection, and let the cross-modifying-code model judge (SUCCESS or "
 				 "FAILURE)");
-	cmd->add_option("--duration", opts.duration, "Seconds to run (1..86400; default 60)")
+	cmd->add_option("--duration", opts.duration, "Seconds to run (default: 60)")
 		->check(wholeNumber(1, 86400));
 	cmd->add_option("--timeline", opts.timeline,
 			"Draw the run's last --timeline-window seconds as an SVG timeline, "
-			"violations marked (docs/timeline.md)");
+			"violations marked (docs/timeline.md)")
+		->check(outputFile("--timeline", "FILE.svg"));
 	cmd->add_option("--timeline-window", opts.timelineWindow,
-			"Seconds the timeline keeps, the last ones (0.001..60; default 1)")
-		->check(CLI::Range(0.001, 60.0));
+			"Seconds the timeline keeps, the last ones (default: 1)")
+		->check(decimalNumber(0.001, 60.0));
 	pokelab::addTimelineGapOption(cmd);
 	cmd->add_option_function<unsigned long long>("--seed", [](unsigned long long v) {
 			opts.seed = v;
@@ -593,11 +652,11 @@ void addTortureCommand(CLI::App &app)
 		->check(wholeNumber(0, ~0ull));
 	cmd->add_option("--ops", opts.ops,
 			"Exactly this many decisions per CPU, then stop and print their digest "
-			"(1..1000000000; --duration is ignored)")
+			"(not with --duration: the decisions end the run)")
 		->check(wholeNumber(1, 1000000000));
 	cmd->add_option("--cpus", opts.cpus,
-			"Simulated CPUs (2..512; default: nr_cpus= if given, else 4 or the PUs if "
-			"more); boot parameter nr_cpus=")
+			"Simulated CPUs (default: nr_cpus= if given, else 4 or the PUs if more); "
+			"boot parameter nr_cpus=")
 		->check(wholeNumber(2, 512));
 	cmd->add_option_function<std::string>("--nohz-full", [](const std::string &v) {
 			opts.nohzFull = v;
@@ -612,7 +671,9 @@ void addTortureCommand(CLI::App &app)
 			"A module writer: load and unload FILE.o (built like "
 			"tests/modules/pokelab_test_mod.o) and flip its key while the CPUs run it; "
 			"with pokelab_provider_mod.o, pokelab_consumer_mod.o and "
-			"pokelab_init_mod.o beside it, those too");
+			"pokelab_init_mod.o beside it, those too")
+		->check(inputFile("--module", "FILE.o"))
+		->check(elfObject());
 	cmd->add_option("params", opts.params,
 			"Boot parameters, kernel command-line style (pokelab.busted=NAME, "
 			"pokelab.sync=membarrier, pokelab.eret=serialising ...)");
