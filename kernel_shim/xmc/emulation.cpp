@@ -153,6 +153,66 @@ bool outcomeOf(const u8 *insn, unsigned int len, unsigned long site, const EmuRe
 	return false;
 }
 
+/*
+ * R5's memory, across operations: per site (direct-mapped), the last trap
+ * return accepted, and the instruction that accepted it. A return alike in
+ * everything that instruction's outcome reads (the resumed ip, the stack
+ * delta, the pushed address when it pushes one, the flags for a Jcc, the
+ * stack top for a RET) is accepted again while that instruction is still
+ * a candidate of the site (its new bytes, an earlier request or the
+ * caller's emulation; the old bytes are not kept, as finding them costs
+ * what the check does). Writer only.
+ */
+struct Accepted {
+	unsigned long site;	/* 0: empty */
+	u8 insn[kSiteMax];
+	unsigned int len;
+	unsigned long ip1, dsp;
+	bool push;
+	unsigned long top1;
+	unsigned int uses;
+	unsigned long flags, top0;
+};
+
+constexpr unsigned int kAccepted = 1024;
+Accepted accepted[kAccepted];
+
+Accepted &acceptedSlot(unsigned long site)
+{
+	return accepted[(site * 0x9e3779b97f4a7c15ull >> 40) & (kAccepted - 1)];
+}
+
+bool acceptedBefore(const Intent &in, const EmuRec &r)
+{
+	const Accepted &m = acceptedSlot(r.site);
+	bool cand;
+
+	if (m.site != r.site || m.len != in.len || r.ip1 != m.ip1 || r.sp1 - r.sp0 != m.dsp ||
+	    (m.push && r.top1 != m.top1) || ((m.uses & kUsesFlags) && r.flags != m.flags) ||
+	    ((m.uses & kUsesTop0) && r.top0 != m.top0))
+		return false;
+	cand = !memcmp(m.insn, in.bytes, in.len) || (in.hasEmu && !memcmp(m.insn, in.emu, in.len));
+	for (unsigned int k = 0; k < in.nalt && !cand; k++)
+		cand = !memcmp(m.insn, in.alt[k], in.len);
+	return cand;
+}
+
+void remember(const Intent &in, const u8 *insn, const EmuRec &r, bool push, unsigned int uses)
+{
+	Accepted &m = acceptedSlot(r.site);
+
+	m.site = r.site;
+	memcpy(m.insn, insn, in.len);
+	m.len = in.len;
+	m.ip1 = r.ip1;
+	m.dsp = r.sp1 - r.sp0;
+	m.push = push;
+	m.top1 = r.top1;
+	m.uses = uses;
+	m.flags = r.flags;
+	m.top0 = r.top0;
+}
+
 std::string outcomeText(const Outcome &o, const EmuRec &r, bool sayUnchanged = false)
 {
 	std::string s = fmt::format("{} [{:#x}]", traceSymbol(o.ip, true), o.ip);
@@ -171,7 +231,7 @@ std::string outcomeText(const Outcome &o, const EmuRec &r, bool sayUnchanged = f
 /* R5 on one trap return. */
 void checkEmulation(int cpu, const EmuRec &r)
 {
-	const Intent *in = intentAt(r.site);
+	const Intent *in = intentStartingAt(r.site);
 	u8 cand[kCands + 1][kSiteMax];	/* and the caller's emulation */
 	Outcome outs[kCands + 1];
 	bool outKnown[kCands + 1] = {};
@@ -185,11 +245,7 @@ void checkEmulation(int cpu, const EmuRec &r)
 	/* Resumed at the site itself: it fetches the site again. */
 	if (r.ip1 == r.site && r.sp1 == r.sp0)
 		return;
-	/* As a resumption this batch accepted before, from a state its candidate reads alike. */
-	const Intent::EmuOk &m = in->emuOk;
-	if (m.valid && r.ip1 == m.ip1 && r.sp1 - r.sp0 == m.dsp && (!m.push || r.top1 == m.top1) &&
-	    (!(m.uses & kUsesFlags) || r.flags == m.flags) &&
-	    (!(m.uses & kUsesTop0) || r.top0 == m.top0))
+	if (acceptedBefore(*in, r))
 		return;
 	oldBytes(*in, cand[ncand++]);
 	memcpy(cand[ncand++], in->bytes, in->len);
@@ -206,8 +262,8 @@ void checkEmulation(int cpu, const EmuRec &r)
 			continue;
 		known = outKnown[c] = true;
 		if (o.ip == r.ip1 && o.sp == r.sp1 && (!o.push || o.pushed == r.top1)) {
-			in->emuOk = Intent::EmuOk{true, r.ip1, r.sp1 - r.sp0, o.push, r.top1, uses,
-						  r.flags, r.top0};
+			if (c)
+				remember(*in, cand[c], r, o.push, uses);
 			return;
 		}
 	}

@@ -254,9 +254,8 @@ bool oneStreamAtSite(const Intent &in, u64 serial, u64 upTo)
 	/* after the site: no byte of the operation's, no site */
 	if (intentRange(in.addr + in.len, &lo, &hi) || hi < end)
 		return false;
-	for (unsigned long a = in.addr + in.len; a < end; a++)
-		if (op->index.maybe(a))
-			return false;
+	if (op->index.maybeAny(in.addr + in.len, (unsigned int)(end - in.addr - in.len)))
+		return false;
 	for (unsigned int k = 0; k < in.len; k++) {
 		const ByteHist *b = findByte(in.addr + k);
 		PSet p;
@@ -315,9 +314,9 @@ u64 &decidedFor(const Intent &in, u64 serial)
 	return in.decUpTo[k];
 }
 
-void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu)
+void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu, bool written)
 {
-	u64 last = lastWriteTo(in, upTo);
+	u64 last = written ? upTo : lastWriteTo(in, upTo);
 	u64 &seen = decidedFor(in, serial);
 	Window w;
 	Torn t;

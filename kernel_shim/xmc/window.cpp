@@ -82,6 +82,36 @@ struct {
 std::vector<unsigned long> flatAddr;
 std::vector<const Intent *> flatIn;
 bool flatValid;
+/* and by their first byte's address, for a trap's site (open addressing, a power of two) */
+std::vector<const Intent *> flatByStart;
+
+size_t startSlot(unsigned long a, size_t mask)
+{
+	return (a * 0x9e3779b97f4a7c15ull >> 32) & mask;
+}
+
+void buildFlat()
+{
+	size_t n = 16;
+
+	flatAddr.clear();
+	flatIn.clear();
+	for (const auto &[addr, i] : op->intents) {
+		flatAddr.push_back(addr);
+		flatIn.push_back(&i);
+	}
+	while (n < 2 * flatIn.size())
+		n *= 2;
+	flatByStart.assign(n, nullptr);
+	for (const Intent *i : flatIn) {
+		size_t k = startSlot(i->addr, n - 1);
+
+		while (flatByStart[k])
+			k = (k + 1) & (n - 1);
+		flatByStart[k] = i;
+	}
+	flatValid = true;
+}
 
 } /* namespace */
 
@@ -102,15 +132,8 @@ const Intent *intentRange(unsigned long a, unsigned long *lo, unsigned long *hi)
 		*hi = lastRange.hi;
 		return lastRange.in;
 	}
-	if (op->int3Batch && !flatValid) {
-		flatAddr.clear();
-		flatIn.clear();
-		for (const auto &[addr, i] : op->intents) {
-			flatAddr.push_back(addr);
-			flatIn.push_back(&i);
-		}
-		flatValid = true;
-	}
+	if (op->int3Batch && !flatValid)
+		buildFlat();
 	if (op->int3Batch) {
 		static size_t lastK;
 		size_t k = lastK, n = flatAddr.size();
@@ -159,6 +182,23 @@ const Intent *intentAt(unsigned long a)
 	unsigned long lo, hi;
 
 	return intentRange(a, &lo, &hi);
+}
+
+const Intent *intentStartingAt(unsigned long a)
+{
+	const Intent *in;
+
+	if (!op->int3Batch) {
+		in = intentAt(a);
+		return in && in->addr == a ? in : nullptr;
+	}
+	if (!flatValid)
+		buildFlat();
+	for (size_t m = flatByStart.size() - 1, k = startSlot(a, m); flatByStart[k];
+	     k = (k + 1) & m)
+		if (flatByStart[k]->addr == a)
+			return flatByStart[k];
+	return nullptr;
 }
 
 void buildWindow(const Intent &in, u64 serial, u64 upTo, Window *w)

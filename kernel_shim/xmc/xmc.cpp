@@ -240,7 +240,7 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 		if (!site || same)
 			continue;
 		for (unsigned int k = 0; k < nserials; k++)
-			checkSite(*site, serials[k], seq, firstOf[k]);
+			checkSite(*site, serials[k], seq, firstOf[k], true);
 	}
 	/* The writer: now if it writes with IRQs on, else when it turns them on. */
 	if (writer >= 0 && (only.cpu == -1 || only.cpu == writer ||

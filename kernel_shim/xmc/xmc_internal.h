@@ -92,21 +92,6 @@ struct Intent {
 	 */
 	mutable u64 decSerial[4] = {}, decUpTo[4] = {};
 	mutable u8 decN = 0, decNext = 0;
-	/*
-	 * R5's memory: the last trap return it accepted here, and what of the
-	 * trapped state the accepting instruction's outcome read (flags for a
-	 * Jcc, the stack top for a RET); a return alike on all that is
-	 * accepted again without decoding.
-	 */
-	struct EmuOk {
-		bool valid;
-		unsigned long ip1, dsp;		/* resumed ip, sp1 - sp0 */
-		bool push;			/* the return address pushed: top1 compared */
-		unsigned long top1;
-		unsigned int uses;		/* kUsesFlags, kUsesTop0 (emulation.cpp) */
-		unsigned long flags, top0;
-	};
-	mutable EmuOk emuOk = {};
 };
 
 struct Region {
@@ -133,14 +118,19 @@ struct ByteIndex {
 	u32 used[kBytesMax];
 	u32 nused;
 
+	/*
+	 * The bytes of one 16-byte block land in 16 neighbouring slots (one
+	 * cache line), the blocks are scattered: a site's bytes, looked up
+	 * one after the other, cost one miss, not one each.
+	 */
 	static u32 hash(unsigned long a)
 	{
-		u64 k = a;
+		u64 k = a >> 4;
 
 		k ^= k >> 33;
 		k *= 0xff51afd7ed558ccdull;
 		k ^= k >> 33;
-		return (u32)k & (kHashSize - 1);
+		return ((u32)k << 4 | (u32)(a & 15)) & (kHashSize - 1);
 	}
 
 	/*
@@ -154,6 +144,21 @@ struct ByteIndex {
 	bool maybe(unsigned long a) const
 	{
 		return filter[(a / 64) % (kFilterBits / 64)] & (1ull << (a % 64));
+	}
+
+	/* maybe() for any of [@a, @a + @n), @n <= 64: a word or two of the filter */
+	bool maybeAny(unsigned long a, unsigned int n) const
+	{
+		while (n) {
+			unsigned int bit = a % 64, take = std::min(n, 64 - bit);
+			u64 mask = (take == 64 ? ~0ull : ((1ull << take) - 1)) << bit;
+
+			if (filter[(a / 64) % (kFilterBits / 64)] & mask)
+				return true;
+			a += take;
+			n -= take;
+		}
+		return false;
 	}
 
 	long find(unsigned long a, const ByteHist *bytes) const
@@ -301,6 +306,8 @@ extern Op *op;
 
 /* The intent holding @a, or nullptr (window.cpp). */
 const Intent *intentAt(unsigned long a);
+/* The intent whose first byte is @a, or nullptr: a trap's site (O(1) in an INT3 batch). */
+const Intent *intentStartingAt(unsigned long a);
 
 /*
  * The intent holding @a (or nullptr), and the range [*@lo, *@hi) of
@@ -485,8 +492,11 @@ bool findTorn(const Window &w, Torn *t);
 void fillBytes(XmcViolation *v, const Window &w, unsigned int pos, unsigned int len);
 /* Phases of the first and the last write to the site in (@serial, @upTo]. */
 void phasesIn(XmcViolation *v, const Intent &in, u64 serial, u64 upTo);
-/* R1 for one CPU (and all that share its @serial) on one site, up to write @upTo. */
-void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu);
+/*
+ * R1 for one CPU (and all that share its @serial) on one site, up to write
+ * @upTo; @written: the caller knows the site's last write is @upTo itself.
+ */
+void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu, bool written = false);
 /* R1 for @cpu, serialised at @serial, on every site written in (@since, @upTo]. */
 void checkSince(u64 serial, u64 since, u64 upTo, int cpu);
 
