@@ -112,9 +112,10 @@ std::string HostLoad::line() const
 {
 	if (!known)
 		return "host load unknown (/proc/stat unreadable)";
-	return fmt::format("host {}: steal {:.1f}%, other processes {:.1f}% of the CPU time, run "
-			   "queue {:.1f} besides ours ({} PUs, {} samples)", busy ? "BUSY" : "quiet",
-			   stealPct, othersPct, runQueue, pus, samples);
+	return fmt::format("host {}: steal {:.1f}%, other processes {:.1f}% of the CPU time{}, run "
+			   "queue at least {:.0f} besides ours ({} PUs, {} samples)", busy ? "BUSY" : "quiet",
+			   stealPct, othersPct, weighed ? "" : " (too short a run to weigh)", runQueue,
+			   pus, samples);
 }
 
 HostLoadMeter::HostLoadMeter()
@@ -136,8 +137,15 @@ void HostLoadMeter::sample()
 
 	if (!s.ok)
 		return;
-	/* the reading thread is one of ours, and procs_running counts it */
-	rqSum_ += s.running > own ? s.running - own : 0;
+	/*
+	 * The reading thread is one of ours, and procs_running counts it. Our
+	 * threads change state while their stat files are read (a machine of
+	 * 512 CPUs takes milliseconds to walk), which can only make a sample
+	 * too high: the least of the samples is the figure.
+	 */
+	double rq = s.running > own ? s.running - own : 0;
+
+	rqMin_ = rqSamples_ ? std::min(rqMin_, rq) : rq;
 	rqSamples_++;
 }
 
@@ -162,8 +170,10 @@ HostLoad HostLoadMeter::finish()
 		h.stealPct = 100.0 * (s.steal - steal0_) / total;
 		h.othersPct = 100.0 * others / total;
 	}
-	h.runQueue = rqSamples_ ? rqSum_ / rqSamples_ : 0;
-	h.busy = h.stealPct > 5 || h.othersPct > 25 ||
+	h.runQueue = rqSamples_ ? rqMin_ : 0;
+	/* shares of fewer than 100 ticks (a run of under 0.5 s on 2 PUs) are noise: not weighed */
+	h.weighed = total >= 100;
+	h.busy = (h.weighed && (h.stealPct > 5 || h.othersPct > 25)) ||
 		 h.runQueue >= std::max(1.0, h.pus / 2.0);
 	return h;
 }

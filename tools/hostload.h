@@ -13,8 +13,9 @@
  *    threads (state R in /proc/self/task/N/stat), sampled at each iteration
  *    boundary, the mean.
  *
- * busy = steal > 5 %, or other processes > 25 %, or a mean foreign run queue
- * of at least max(1, PUs / 2) (docs/performance.md): margins wide enough
+ * busy = steal > 5 %, or other processes > 25 % (over at least 100 ticks of
+ * CPU time), or a foreign run queue of
+ * at least max(1, PUs / 2) at every sample (docs/performance.md): margins wide enough
  * for the tick-sampled /proc/stat and the exact per-process times, which
  * disagree by up to ~15 % over a run that signals heavily. Main thread; it reads
  * files, so never from signal context or inside a timed region.
@@ -28,13 +29,14 @@ namespace pokelab {
 struct HostLoad {
 	double stealPct = 0;	/* % of all CPU time, over the run */
 	double othersPct = 0;	/* % of all CPU time used by other processes */
-	double runQueue = 0;	/* mean runnable tasks not ours, at the samples */
+	double runQueue = 0;	/* runnable tasks not ours, the least of the samples */
 	unsigned int pus = 0;	/* CPUs /proc/stat lists */
 	unsigned int samples = 0;
 	bool known = false;	/* /proc could be read */
+	bool weighed = false;	/* long enough (100 ticks) for steal and others to count */
 	bool busy = false;
 
-	/* "host quiet: steal 0.0%, other processes 0.4%, run queue 0.0 (2 PUs)" or "host BUSY: ..." */
+	/* "host quiet: steal 0.0%, other processes 0.4% ..., run queue at least 0 ..." or "host BUSY: ..." */
 	std::string line() const;
 };
 
@@ -49,7 +51,7 @@ public:
 
 private:
 	unsigned long long nonIdle0_ = 0, total0_ = 0, steal0_ = 0, own0_ = 0;
-	double rqSum_ = 0;
+	double rqMin_ = 0;
 	unsigned int rqSamples_ = 0;
 	bool ok_ = false;
 };
