@@ -35,8 +35,8 @@ ProcStat readProcStat()
 		unsigned long long v[8] = {};
 
 		if (!strncmp(line, "cpu ", 4)) {
-			if (sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-				   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 8)
+			if (sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+				   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 8)
 				continue;
 			/* user nice system idle iowait irq softirq steal (guest is in user) */
 			s.nonIdle = v[0] + v[1] + v[2] + v[5] + v[6];
@@ -113,9 +113,9 @@ std::string HostLoad::line() const
 	if (!known)
 		return "host load unknown (/proc/stat unreadable)";
 	return fmt::format("host {}: steal {:.1f}%, other processes {:.1f}% of the CPU time{}, run "
-			   "queue at least {:.0f} besides ours ({} PUs, {} samples)", busy ? "BUSY" : "quiet",
-			   stealPct, othersPct, weighed ? "" : " (too short a run to weigh)", runQueue,
-			   pus, samples);
+			   "queue at least {:.0f} besides ours ({} PUs, {} samples)",
+			   busy ? "BUSY" : "quiet", stealPct, othersPct,
+			   weighed ? "" : " (too short a run to weigh)", runQueue, pus, samples);
 }
 
 HostLoadMeter::HostLoadMeter()

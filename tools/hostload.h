@@ -36,7 +36,7 @@ struct HostLoad {
 	bool weighed = false;	/* long enough (100 ticks) for steal and others to count */
 	bool busy = false;
 
-	/* "host quiet: steal 0.0%, other processes 0.4% ..., run queue at least 0 ..." or "host BUSY: ..." */
+	/* "host quiet: steal 0.0%, other processes 0.4% ... run queue at least 0 ...", or BUSY */
 	std::string line() const;
 };
 

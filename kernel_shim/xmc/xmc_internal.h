@@ -214,7 +214,8 @@ struct Op {
 	struct DecidedHash {
 		size_t operator()(const std::pair<unsigned long, u64> &k) const
 		{
-			return std::hash<unsigned long>()(k.first * 0x9e3779b97f4a7c15ull ^ k.second);
+			return std::hash<unsigned long>()(k.first * 0x9e3779b97f4a7c15ull ^
+							  k.second);
 		}
 	};
 	std::unordered_map<std::pair<unsigned long, u64>, u64, DecidedHash> decided;
@@ -358,7 +359,7 @@ struct EmuRec {
 
 constexpr unsigned int kEmuRing = 256;
 constexpr unsigned int kEmuPerWrite = 2;	/* trap returns checked per text write */
-constexpr unsigned int kEmuEvery = 4;		/* text writes between two looks at the rings */
+constexpr unsigned int kEmuEvery = 4;		/* text writes between looks at the rings */
 
 struct alignas(SMP_CACHE_BYTES) EmuRing {
 	/* the producer's line: the trapping CPU writes head and dropped */
