@@ -97,7 +97,8 @@ static void __static_call_transform(void *insn, enum insn_type type, void *func,
 		code = text_gen_insn(BUSTED(SC_JMP_FOR_CALL) ? JMP32_INSN_OPCODE /* userspace: BUSTED */
 							       : CALL_INSN_OPCODE, insn, func);
 		if (func == (void *)&__static_call_return0) {	/* userspace: C++ cast */
-			emulate = code;
+			emulate = BUSTED(RET0_EMULATE_NOP) ? x86_nops[5] /* userspace: BUSTED */
+							   : code;
 			code = &xor5rax;
 		}
 		/* userspace: no __WARN_trap(), no paravirt spinlocks */

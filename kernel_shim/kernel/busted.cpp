@@ -72,6 +72,9 @@ const BustedVariant variants[] = {
 	{POKELAB_BUSTED_DISPATCHER_LIVE_HALF, "dispatcher-live-half",
 	 "bpf_dispatcher_update() prepares the half its callers are running, not the idle one",
 	 nullptr},
+	{POKELAB_BUSTED_RET0_EMULATE_NOP, "ret0-emulate-nop",
+	 "__static_call_transform() asks the INT3 handler to emulate a RET0 site as a NOP5, "
+	 "not as the call of __static_call_return0 (rax left as it was)", nullptr},
 };
 
 enum pokelab_busted param;

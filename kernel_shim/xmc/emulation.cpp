@@ -22,6 +22,7 @@
 
 #include <asm/ptrace.h>
 #include <kernel_shim/disasm.h>
+#include <kernel_shim/elf_image.h>
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/symbols.h>
 #include <linux/cpumask.h>
@@ -191,9 +192,14 @@ bool acceptedBefore(const Intent &in, const EmuRec &r)
 	    (m.push && r.top1 != m.top1) || ((m.uses & kUsesFlags) && r.flags != m.flags) ||
 	    ((m.uses & kUsesTop0) && r.top0 != m.top0))
 		return false;
-	cand = !memcmp(m.insn, in.bytes, in.len) || (in.hasEmu && !memcmp(m.insn, in.emu, in.len));
-	for (unsigned int k = 0; k < in.nalt && !cand; k++)
-		cand = !memcmp(m.insn, in.alt[k], in.len);
+	u8 e[kSiteMax];
+
+	emulatedAs(in.bytes, in.len, in.addr, e);
+	cand = !memcmp(m.insn, e, in.len);
+	for (unsigned int k = 0; k < in.nalt && !cand; k++) {
+		emulatedAs(in.alt[k], in.len, in.addr, e);
+		cand = !memcmp(m.insn, e, in.len);
+	}
 	return cand;
 }
 
@@ -228,13 +234,37 @@ std::string outcomeText(const Outcome &o, const EmuRec &r, bool sayUnchanged = f
 
 } /* namespace */
 
+/*
+ * The instruction the INT3 handler is to run for candidate @bytes of a
+ * site at @site, as the model knows it, not as the patcher asked
+ * (smp_text_poke_batch_add()'s @emulate is the code under test's word):
+ * the 5-byte "cs cs cs xorl %eax,%eax" that a call of
+ * __static_call_return0 is patched to (arch/x86/kernel/static_call.c,
+ * xor5rax) cannot be emulated, and the handler must run the call it
+ * stands for, "call __static_call_return0" (the symbol from the program's
+ * ELF symbol table); any other instruction is run as itself. Writer only.
+ */
+void emulatedAs(const u8 *bytes, unsigned int len, unsigned long site, u8 *out)
+{
+	static const u8 xor5rax[5] = {0x2e, 0x2e, 0x2e, 0x31, 0xc0};
+	static const unsigned long ret0 = elfProgramSymbol("__static_call_return0");
+	s32 d;
+
+	memmove(out, bytes, len);
+	if (len != 5 || memcmp(out, xor5rax, 5) || !ret0)
+		return;
+	d = (s32)(ret0 - (site + 5));
+	out[0] = 0xe8;
+	memcpy(out + 1, &d, 4);
+}
+
 /* R5 on one trap return. */
 void checkEmulation(int cpu, const EmuRec &r)
 {
 	const Intent *in = intentStartingAt(r.site);
-	u8 cand[kCands + 1][kSiteMax];	/* and the caller's emulation */
-	Outcome outs[kCands + 1];
-	bool outKnown[kCands + 1] = {};
+	u8 cand[kCands][kSiteMax];
+	Outcome outs[kCands];
+	bool outKnown[kCands] = {};
 	unsigned int ncand = 0;
 	bool known = false;
 	std::string want;
@@ -247,12 +277,13 @@ void checkEmulation(int cpu, const EmuRec &r)
 		return;
 	if (acceptedBefore(*in, r))
 		return;
-	oldBytes(*in, cand[ncand++]);
-	memcpy(cand[ncand++], in->bytes, in->len);
+	/* the old and the new instruction, and earlier requests, each as the handler must run it */
+	oldBytes(*in, cand[ncand]);
+	emulatedAs(cand[ncand], in->len, r.site, cand[ncand]);
+	ncand++;
+	emulatedAs(in->bytes, in->len, r.site, cand[ncand++]);
 	for (unsigned int k = 0; k < in->nalt; k++)
-		memcpy(cand[ncand++], in->alt[k], in->len);
-	if (in->hasEmu)
-		memcpy(cand[ncand++], in->emu, in->len);
+		emulatedAs(in->alt[k], in->len, r.site, cand[ncand++]);
 	for (unsigned int c = 0; c < ncand; c++) {
 		Outcome &o = outs[c];
 
@@ -276,7 +307,6 @@ void checkEmulation(int cpu, const EmuRec &r)
 		if (outKnown[c])
 			want += fmt::format("{}{} instruction: {}", want.empty() ? "" : "; ",
 					    c == 0 ? "the old" : c == 1 ? "the new"
-					    : in->hasEmu && c == ncand - 1 ? "the caller's emulated"
 									  : "an earlier requested",
 					    outcomeText(outs[c], r));
 

@@ -116,9 +116,13 @@ void checkInt3Armed(const ByteHist *b)
 	const Intent *in = intentAt(b->addr);
 
 	/* an INT3 the batch was asked to leave (a probe) is armed for nobody's emulation */
-	if (!in || in->addr != b->addr || in->bytes[0] != kInt3)
-		armedAdd(b->addr, b->old,
-			 !in || in->addr != b->addr ? b->old : in->hasEmu ? in->emu[0] : in->bytes[0]);
+	if (!in || in->addr != b->addr || in->bytes[0] != kInt3) {
+		u8 e[kSiteMax];
+
+		if (in && in->addr == b->addr)
+			emulatedAs(in->bytes, in->len, in->addr, e);
+		armedAdd(b->addr, b->old, !in || in->addr != b->addr ? b->old : e[0]);
+	}
 	if (!refsKnown())
 		return;
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {

@@ -79,10 +79,10 @@ struct Intent {
 	unsigned int nalt;
 	u8 alt[3][kSiteMax];
 	/*
-	 * The instruction the INT3 handler is to emulate instead of the new
-	 * bytes, when the caller gave one (smp_text_poke_batch_add()'s
-	 * @emulate: "call __static_call_return0" for the xor form). Valid only
-	 * as an emulation: it is never written.
+	 * The instruction the caller asked the INT3 handler to emulate instead
+	 * of the new bytes (smp_text_poke_batch_add()'s @emulate: "call
+	 * __static_call_return0" for the xor form). Recorded, not believed: R5
+	 * holds the handler to emulatedAs(), the model's own reading.
 	 */
 	bool hasEmu;
 	u8 emu[kSiteMax];
@@ -487,6 +487,14 @@ int insnLength(const u8 *p, unsigned int len, bool *falls = nullptr);
 void buildWindow(const Intent &in, u64 serial, u64 upTo, Window *w);
 /* Fetch windows CPUs opened by leaving an EQS while this operation wrote. */
 void takeFresh();
+
+/* ---- emulation.cpp: R5 ---- */
+/*
+ * Candidate @bytes (@len) of the site at @site as the INT3 handler must run
+ * it, into @out (may be @bytes): xor5rax as "call __static_call_return0",
+ * anything else as itself. The model's knowledge, not the patcher's word.
+ */
+void emulatedAs(const u8 *bytes, unsigned int len, unsigned long site, u8 *out);
 
 /* ---- torn.cpp: R1 ---- */
 bool findTorn(const Window &w, Torn *t);

@@ -41,6 +41,7 @@ enum pokelab_busted {
 	POKELAB_BUSTED_NMI_PARANOID_POSTED,	/* the NMI's paranoid entry as posted in v7 29/31 */
 	POKELAB_BUSTED_ALT_NOT_IGNORED,		/* apply_alternatives() ignores ALT_FLAG_NOT */
 	POKELAB_BUSTED_DISPATCHER_LIVE_HALF,	/* bpf_dispatcher_update() writes the live half */
+	POKELAB_BUSTED_RET0_EMULATE_NOP,	/* a RET0 static-call site emulated as a NOP */
 	POKELAB_BUSTED_NR,
 };
 
