@@ -421,10 +421,11 @@ void __flush_smp_call_function_queue(bool warn_cpu_offline)
 			smp_call_func_t func = csd->func;
 			void *info = csd->info;
 
+			/* userspace: the list's end is NULL, not &NULL->node.llist (UB in C++) */
 			if (prev) {
-				prev->next = &csd_next->node.llist;
+				prev->next = csd_next ? &csd_next->node.llist : NULL;
 			} else {
-				entry = &csd_next->node.llist;
+				entry = csd_next ? &csd_next->node.llist : NULL;
 			}
 
 			csd_lock_record(csd);
@@ -449,10 +450,11 @@ void __flush_smp_call_function_queue(bool warn_cpu_offline)
 		int type = CSD_TYPE(csd);
 
 		if (type != CSD_TYPE_TTWU) {
+			/* userspace: the list's end is NULL, not &NULL->node.llist (UB in C++) */
 			if (prev) {
-				prev->next = &csd_next->node.llist;
+				prev->next = csd_next ? &csd_next->node.llist : NULL;
 			} else {
-				entry = &csd_next->node.llist;
+				entry = csd_next ? &csd_next->node.llist : NULL;
 			}
 
 			if (type == CSD_TYPE_ASYNC) {

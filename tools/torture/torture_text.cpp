@@ -477,7 +477,8 @@ unsigned long runSites(unsigned long arg)
 		torture_cond_tail(&v);
 		sum += v;
 	}
-	sum += torture_ret0_inline((long)arg) + torture_ret0_tail((long)arg);
+	sum += (unsigned long)torture_ret0_inline((long)arg) +
+	       (unsigned long)torture_ret0_tail((long)arg);
 	sum += torture_poke_fn();
 	sum += torture_emu_fn(arg);
 	sum += torture_emu_fn(arg + 1);
