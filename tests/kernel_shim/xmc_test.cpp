@@ -80,7 +80,7 @@ protected:
 	void SetUp() override
 	{
 		pokelab::test::Booted::SetUp();
-		memset(text_, 0xcc, sizeof(text_));
+		memset(text_, 0xcc, kTextSize);
 		memcpy(text_ + 16, kNop5, 5);
 		memcpy(text_ + 21, kNop5, 5);
 		pending = false;
@@ -172,7 +172,20 @@ protected:
 	}
 	kshim::XmcViolation first() { return kshim::xmcViolations().at(0); }
 
-	alignas(64) u8 text_[64];
+	/*
+	 * The scratch text, in the program's .bss: within a rel32 of the
+	 * program's functions, as kernel text is of __static_call_return0
+	 * (a sanitizer's heap is not).
+	 */
+	static constexpr size_t kTextSize = 64;
+	u8 *text_ = scratchText();
+
+	static u8 *scratchText()
+	{
+		alignas(64) static u8 text[kTextSize];
+
+		return text;
+	}
 };
 
 TEST_F(Xmc, ThreePhasesWithThreeSyncsAreClean)
@@ -443,7 +456,7 @@ TEST_F(Xmc, WriterWithIrqsOffIsCheckedWhenItEnablesThem)
 	unsigned long flags;
 
 	/* as at boot: only CPU 0 runs this text */
-	kshim::xmcTextPrivate(text_, sizeof(text_), 0);
+	kshim::xmcTextPrivate(text_, kTextSize, 0);
 	/* text_poke_early()'s order: write, sync_core(), then IRQs on: clean */
 	kshim::xmcOpBegin("text_poke_early");
 	local_irq_save(flags);
@@ -524,13 +537,13 @@ TEST_F(Xmc, EverySerialisingKindCounts)
 
 TEST_F(Xmc, HiddenTextIsNotCheckedUntilPublished)
 {
-	kshim::xmcTextHidden(text_, sizeof(text_));
+	kshim::xmcTextHidden(text_, kTextSize);
 	kshim::xmcOpBegin("text_poke");
 	write(16, kJmp, 5);	/* nobody fetches it: no window */
 	kshim::xmcOpEnd();
 	EXPECT_EQ(violations(), 0u);
 	EXPECT_EQ(kshim::xmcStats().writes, 0u);
-	kshim::xmcTextPublish(text_, sizeof(text_));
+	kshim::xmcTextPublish(text_, kTextSize);
 	kshim::xmcOpBegin("text_poke");
 	write(16, kNop5, 5);
 	kshim::xmcOpEnd();
@@ -540,7 +553,7 @@ TEST_F(Xmc, HiddenTextIsNotCheckedUntilPublished)
 /* bpf_prog_pack: a page hidden, one chunk of it published; the others stay hidden. */
 TEST_F(Xmc, PublishingPartOfAHiddenRangeSplitsIt)
 {
-	kshim::xmcTextHidden(text_, sizeof(text_));
+	kshim::xmcTextHidden(text_, kTextSize);
 	kshim::xmcTextPublish(text_, 16);
 	kshim::xmcOpBegin("text_poke");
 	write(16, kJmp, 5);	/* still hidden: nobody fetches it */
@@ -553,7 +566,7 @@ TEST_F(Xmc, PublishingPartOfAHiddenRangeSplitsIt)
 	kshim::xmcOpEnd();
 	EXPECT_GE(violations(), 1u);
 	EXPECT_EQ(first().site, (unsigned long)text_);
-	kshim::xmcTextPublish(text_, sizeof(text_));
+	kshim::xmcTextPublish(text_, kTextSize);
 }
 
 /* The correct three-phase batch, with the model holding @bytes bytes and @writes writes. */
