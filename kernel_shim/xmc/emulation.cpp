@@ -254,6 +254,9 @@ void emulatedAs(const u8 *bytes, unsigned int len, unsigned long site, u8 *out)
 	if (len != 5 || memcmp(out, xor5rax, 5) || !ret0)
 		return;
 	d = (s32)(ret0 - (site + 5));
+	/* out of a rel32's reach (never so for kernel or module text): no call to stand for */
+	if ((long)(ret0 - (site + 5)) != d)
+		return;
 	out[0] = 0xe8;
 	memcpy(out + 1, &d, 4);
 }
