@@ -105,7 +105,19 @@ static int add_module_usage(struct module *a, struct module *b)
  */
 static inline int strong_try_module_get(struct module *mod)
 {
-	BUG_ON(mod && mod->state == MODULE_STATE_UNFORMED);
+	/*
+	 * userspace: upstream BUG_ON()s on UNFORMED here, which a caller can
+	 * meet through no fault of its own: __symbol_get() found @mod under
+	 * RCU while it was GOING, and free_module() set it UNFORMED before its
+	 * grace period (docs/modules.md, "An upstream race"). Taken as going.
+	 *
+	 *	CPU n (__symbol_get)		CPU 0 (free_module)
+	 *	find_symbol(): GOING, found
+	 *					mod->state = UNFORMED
+	 *	strong_try_module_get(): BUG
+	 */
+	if (mod && READ_ONCE(mod->state) == MODULE_STATE_UNFORMED)
+		return -ENOENT;
 	if (mod && mod->state == MODULE_STATE_COMING)
 		return -EBUSY;
 	if (try_module_get(mod))
