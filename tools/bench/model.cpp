@@ -43,9 +43,9 @@ int runAt(const BenchOptions &o, unsigned int cpus, unsigned int pairs, int *sta
 	if (bootBench("model", b, cpus, 2))
 		return 2;
 	if (!kshim::xmcEnabled) {
+		/* pokelab.xmc=0 is refused before boot; this is a second line of defence */
 		kshim::shutdown();
-		fmt::print(stderr, "pokelab: bench model switches the model itself; it takes no "
-			   "pokelab.xmc=0\n");
+		fmt::print(stderr, "pokelab: bench model: the model is off; it needs it on\n");
 		return 2;
 	}
 	cfg.flips = 2 * pairs;
@@ -100,14 +100,20 @@ int benchModel(const BenchOptions &o)
 	unsigned int pairs = o.itersGiven || o.rows ? o.iters : 20;
 	int status = 0;
 
-	fmt::print("bench model: {} pairs of flips per CPU count; the demo's batch with the "
-		   "cross-modifying-code model on and off in one run, every CPU but 0 running the "
-		   "sites\n", pairs);
 	if (o.rounds) {
 		fmt::print(stderr, "pokelab: bench model times one batch per flip; it takes no "
 			   "--rounds (got --rounds {}); --iters sets the pairs\n", o.rounds);
 		return 2;
 	}
+	for (const std::string &p : o.params)
+		if (p == "pokelab.xmc=0" || p == "pokelab.xmc=off") {
+			fmt::print(stderr, "pokelab: bench model switches the model itself; it "
+				   "takes no {}\n", p);
+			return 2;
+		}
+	fmt::print("bench model: {} pairs of flips per CPU count; the demo's batch with the "
+		   "cross-modifying-code model on and off in one run, every CPU but 0 running the "
+		   "sites\n", pairs);
 	for (unsigned int cpus : {2u, 8u}) {
 		int ret;
 
