@@ -184,21 +184,8 @@ void oldBytes(const Intent &in, u8 *out)
 /* Who may fetch @addr: -1 everyone, -2 nobody, -3 through a gate, else that CPU only. */
 Reach reachableBy(unsigned long addr)
 {
-	/*
-	 * Asked at every text write: the writer keeps a copy and takes the
-	 * lock only when the regions changed since (text hidden, published or
-	 * freed). Task context, so a thread-local copy.
-	 */
-	static thread_local std::vector<Region> copy;
-	static thread_local unsigned long copyGen;
-
-	if (copyGen != __atomic_load_n(&regionsGen, __ATOMIC_ACQUIRE)) {
-		std::lock_guard<std::mutex> lk(regionLock);
-
-		copy = regions;
-		copyGen = regionsGen;
-	}
-	for (const Region &r : copy)
+	/* asked at every text write: the lock only when text was hidden, published or freed */
+	for (const Region &r : threadCopy(regions, regionLock, regionsGen))
 		if (addr >= r.start && addr < r.end)
 			return Reach{r.cpu, r.key, r.start, r.end};
 	return Reach{-1, 0, 0, 0};

@@ -71,22 +71,8 @@ void noinstrRemove(const void *owner)
 
 bool noinstrText(unsigned long addr)
 {
-	/*
-	 * The writer asks at every text write: it keeps a copy of the ranges
-	 * and takes the lock only when they changed since (a module loaded or
-	 * freed). Task context, so a thread-local copy.
-	 */
-	static thread_local std::vector<NoinstrRange> copy;
-	static thread_local unsigned long copyGen;
-
-	if (copyGen != __atomic_load_n(&rangesGen, __ATOMIC_ACQUIRE)) {
-		std::lock_guard<std::mutex> lk(noinstrLock);
-
-		knowProgram();
-		copy = ranges;
-		copyGen = rangesGen;
-	}
-	for (const NoinstrRange &r : copy)
+	/* asked at every text write: the lock only when a module's ranges came or went */
+	for (const NoinstrRange &r : threadCopy(ranges, noinstrLock, rangesGen, knowProgram))
 		if (addr >= r.start && addr < r.end)
 			return true;
 	return false;

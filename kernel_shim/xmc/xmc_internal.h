@@ -302,6 +302,31 @@ struct DecodeMemo {
 	}
 };
 
+/*
+ * The calling thread's copy of @v, which writers change under @lock and
+ * bump @gen (a release store) each time: the lock is taken only when @gen
+ * moved on since the thread's last copy; @refresh, if any, runs under it
+ * first. For what the writer asks at every text write (the regions, the
+ * noinstr ranges). Task context (a thread-local copy per element type).
+ */
+template <typename T>
+const std::vector<T> &threadCopy(const std::vector<T> &v, std::mutex &lock,
+				 const unsigned long &gen, void (*refresh)() = nullptr)
+{
+	static thread_local std::vector<T> copy;
+	static thread_local unsigned long copyGen;
+
+	if (copyGen != __atomic_load_n(&gen, __ATOMIC_ACQUIRE)) {
+		std::lock_guard<std::mutex> lk(lock);
+
+		if (refresh)
+			refresh();
+		copy = v;
+		copyGen = gen;
+	}
+	return copy;
+}
+
 /* The open operation (xmc.cpp). */
 extern Op *op;
 
