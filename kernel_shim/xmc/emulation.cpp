@@ -325,9 +325,11 @@ void checkEmulation(int cpu, const EmuRec &r)
 /*
  * R5 for the trap returns the CPUs recorded since the last look, at most
  * @budget of them, taken round-robin from the CPU after the one the last
- * look stopped at: the writer's cost per write stays the same however many
- * CPUs trap (what a full ring cannot hold is dropped and counted as not
- * sampled).
+ * look stopped at, up to kEmuChunk from a CPU at a visit: the writer's
+ * cost per write stays the same however many CPUs trap (what a full ring
+ * cannot hold is dropped and counted as not sampled). A visit reads the
+ * CPU's head once and publishes the tail once, so that records cost a
+ * miss each, not three.
  */
 void takeEmulations(unsigned int budget)
 {
@@ -337,18 +339,25 @@ void takeEmulations(unsigned int budget)
 	while (budget && idle < n) {
 		unsigned int cpu = next++ % n;
 		EmuRing *e = &emuRings[cpu];
+		u64 tail = e->tail, stop;
 
-		if (e->tail >= __atomic_load_n(&e->head, __ATOMIC_ACQUIRE)) {
+		if (tail >= e->headSeen)
+			e->headSeen = __atomic_load_n(&e->head, __ATOMIC_ACQUIRE);
+		if (tail >= e->headSeen) {
 			idle++;
 			continue;
 		}
 		idle = 0;
-		EmuRec r = e->rec[e->tail % kEmuRing];
+		stop = std::min(e->headSeen, tail + std::min(budget, kEmuChunk));
+		budget -= (unsigned int)(stop - tail);
+		for (; tail < stop; tail++) {
+			EmuRec r = e->rec[tail % kEmuRing];
 
-		__atomic_store_n(&e->tail, e->tail + 1, __ATOMIC_RELEASE);
-		budget--;
-		if (op->open)
-			checkEmulation(cpu, r);
+			/* the record is copied: the slot is the producer's again */
+			__atomic_store_n(&e->tail, tail + 1, __ATOMIC_RELEASE);
+			if (op->open)
+				checkEmulation(cpu, r);
+		}
 	}
 }
 
@@ -431,7 +440,9 @@ void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) no
 		EmuRing *e = &emuRings[cpu];
 		u64 head = e->head;
 
-		if (head - __atomic_load_n(&e->tail, __ATOMIC_ACQUIRE) < kEmuRing) {
+		if (head - e->tailSeen >= kEmuRing)
+			e->tailSeen = __atomic_load_n(&e->tail, __ATOMIC_ACQUIRE);
+		if (head - e->tailSeen < kEmuRing) {
 			EmuRec *r = &e->rec[head % kEmuRing];
 
 			r->site = before->ip - 1;	/* the trap reports the byte after the INT3 */

@@ -372,6 +372,7 @@ void xmcReset() noexcept
 		exempt[cpu].have = false;
 		staleReported[cpu] = 0;
 		emuRings[cpu].head = emuRings[cpu].tail = 0;
+		emuRings[cpu].headSeen = emuRings[cpu].tailSeen = 0;
 		emuRings[cpu].dropped = 0;
 		violationsOn[cpu] = 0;
 		reportedInOp[cpu] = false;

@@ -376,7 +376,8 @@ struct Torn {
  * R5: trap returns the INT3 path recorded, per CPU (SPSC ring: the CPU in
  * its SIGTRAP handler produces, the writer consumes).
  */
-struct EmuRec {
+/* One cache line a record: the writer's read of it is one miss, not two. */
+struct alignas(SMP_CACHE_BYTES) EmuRec {
 	unsigned long site;		/* the INT3's address */
 	unsigned long sp0, flags, top0;	/* as trapped; top0 = the word at sp0 */
 	unsigned long ip1, sp1, top1;	/* as resumed; top1 = the word at sp1 */
@@ -385,13 +386,24 @@ struct EmuRec {
 constexpr unsigned int kEmuRing = 256;
 constexpr unsigned int kEmuPerWrite = 2;	/* trap returns checked per text write */
 constexpr unsigned int kEmuEvery = 4;		/* text writes between looks at the rings */
+constexpr unsigned int kEmuChunk = 16;		/* records taken from one CPU at a visit */
 
 struct alignas(SMP_CACHE_BYTES) EmuRing {
-	/* the producer's line: the trapping CPU writes head and dropped */
+	/*
+	 * The producer's line: the trapping CPU writes head and dropped, and
+	 * keeps the tail it last read (tailSeen), so that it reads the
+	 * consumer's line only when the ring looks full.
+	 */
 	u64 head;
 	unsigned long dropped;
-	/* the consumer's, apart, so that taking a record does not steal the producer's line */
+	u64 tailSeen;
+	/*
+	 * The consumer's, apart, so that taking records does not steal the
+	 * producer's line; headSeen likewise, so that it reads the producer's
+	 * line only when it has taken all it saw there.
+	 */
 	alignas(SMP_CACHE_BYTES) u64 tail;
+	u64 headSeen;
 	alignas(SMP_CACHE_BYTES) EmuRec rec[kEmuRing];
 };
 
