@@ -72,15 +72,23 @@ u8 currentValue(const ByteHist *b)
 	return b->n ? b->val[b->n - 1] : b->old;
 }
 
-/* What a CPU with window (@serial, @upTo] may fetch for byte @b. */
+/*
+ * What a CPU with window (@serial, @upTo] may fetch for byte @b: its value
+ * at @serial and every value written in the window. One pass, as a byte's
+ * values are kept in the order of their writes.
+ */
 PSet possible(const ByteHist *b, u64 serial, u64 upTo)
 {
-	PSet p = {};
+	unsigned int i = 0;
+	u8 v = b->old;
+	PSet p;
 
-	p.add(valueAt(b, serial));
-	for (unsigned int i = 0; i < b->n; i++)
-		if (b->seq[i] > serial && b->seq[i] <= upTo)
-			p.add(b->val[i]);
+	for (; i < b->n && b->seq[i] <= serial; i++)
+		v = b->val[i];
+	p.n = 1;
+	p.v[0] = v;
+	for (; i < b->n && b->seq[i] <= upTo; i++)
+		p.add(b->val[i]);
 	return p;
 }
 

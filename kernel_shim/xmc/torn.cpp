@@ -214,6 +214,43 @@ u64 lastWriteTo(const Intent &in, u64 upTo)
 }
 
 /*
+ * What a CPU with window (@serial, @upTo] may fetch at each byte of a site,
+ * looked up once for the shortcuts below (the site's bytes, the values
+ * each may hold, the text's own where the operation has no byte).
+ */
+struct SiteView {
+	const ByteHist *b[kSiteMax];
+	PSet p[kSiteMax];
+	u8 old[kSiteMax];
+};
+
+/*
+ * Fill @v for @in's window (@serial, @upTo]; false when a byte's values
+ * from before @serial were dropped for capacity (the window is unknown,
+ * counted as lost).
+ */
+bool siteView(const Intent &in, u64 serial, u64 upTo, SiteView *v)
+{
+	for (unsigned int k = 0; k < in.len; k++) {
+		const ByteHist *b = findByte(in.addr + k);
+
+		v->b[k] = b;
+		if (b && b->lossSeq > serial) {
+			stats.lost++;
+			return false;
+		}
+		if (b) {
+			v->p[k] = possible(b, serial, upTo);
+			v->old[k] = b->old;
+		} else {
+			v->old[k] = *(const volatile u8 *)(in.addr + k);
+			v->p[k] = PSet{1, {v->old[k]}};
+		}
+	}
+	return true;
+}
+
+/*
  * The window cannot be torn when every value the CPU may fetch at the
  * site's first byte is an INT3 and no acceptable stream starts with one
  * (phase 2's writes, the CPUs serialised after phase 1): findTorn() skips
@@ -221,18 +258,16 @@ u64 lastWriteTo(const Intent &in, u64 upTo)
  * stream's first instruction can be fetched whole. Decided without
  * building the window: the same verdict, at a fraction of the cost.
  */
-bool trapsAtFirstByte(const Intent &in, u64 serial, u64 upTo)
+bool trapsAtFirstByte(const Intent &in, const SiteView &v)
 {
-	const ByteHist *b = findByte(in.addr);
-	PSet p;
+	const ByteHist *b = v.b[0];
 
 	if (!b || b->old == kInt3 || in.bytes[0] == kInt3)
 		return false;
 	for (unsigned int k = 0; k < in.nalt; k++)
 		if (in.alt[k][0] == kInt3)
 			return false;
-	p = possible(b, serial, upTo);
-	return p.n == 1 && p.v[0] == kInt3;
+	return v.p[0].n == 1 && v.p[0].v[0] == kInt3;
 }
 
 /*
@@ -242,46 +277,33 @@ bool trapsAtFirstByte(const Intent &in, u64 serial, u64 upTo)
  * bytes there, and only the site's bytes can differ. Exactly what
  * buildWindow() and oneAcceptableStream() would find; false when unsure.
  */
-bool oneStreamAtSite(const Intent &in, u64 serial, u64 upTo)
+bool oneStreamAtSite(const Intent &in, const SiteView &v)
 {
 	unsigned long pageEnd = ((in.addr + in.len - 1) | 4095) + 1, lo, hi;
 	unsigned long end = std::min(pageEnd, in.addr + in.len + 15);
-	u8 fetch[kSiteMax], old[kSiteMax];
+	u8 fetch[kSiteMax];
 	unsigned int other = 0;
 
-	if (in.len > kSiteMax || intentRange(in.addr, &lo, &hi) != &in || hi < in.addr + in.len)
+	if (intentRange(in.addr, &lo, &hi) != &in || hi < in.addr + in.len)
 		return false;
 	/* after the site: no byte of the operation's, no site */
 	if (intentRange(in.addr + in.len, &lo, &hi) || hi < end)
 		return false;
 	if (op->index.maybeAny(in.addr + in.len, (unsigned int)(end - in.addr - in.len)))
 		return false;
-	for (unsigned int k = 0; k < in.len; k++) {
-		const ByteHist *b = findByte(in.addr + k);
-		PSet p;
-
-		if (b) {
-			p = possible(b, serial, upTo);
-			old[k] = b->old;
-		} else {
-			old[k] = *(const volatile u8 *)(in.addr + k);
-			p = PSet{1, {old[k]}};
+	for (unsigned int j = 0; j < v.p[0].n; j++)
+		if (v.p[0].v[j] != kInt3) {
+			fetch[0] = v.p[0].v[j];
+			other++;
 		}
-		if (k) {
-			if (p.n != 1)
-				return false;
-			fetch[k] = p.v[0];
-			continue;
-		}
-		for (unsigned int j = 0; j < p.n; j++)
-			if (p.v[j] != kInt3) {
-				fetch[0] = p.v[j];
-				other++;
-			}
-		if (other != 1)
+	if (other != 1)
+		return false;
+	for (unsigned int k = 1; k < in.len; k++) {
+		if (v.p[k].n != 1)
 			return false;
+		fetch[k] = v.p[k].v[0];
 	}
-	if (!memcmp(fetch, old, in.len) || !memcmp(fetch, in.bytes, in.len))
+	if (!memcmp(fetch, v.old, in.len) || !memcmp(fetch, in.bytes, in.len))
 		return true;
 	for (unsigned int k = 0; k < in.nalt; k++)
 		if (!memcmp(fetch, in.alt[k], in.len))
@@ -318,6 +340,7 @@ void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu, bool written)
 {
 	u64 last = written ? upTo : lastWriteTo(in, upTo);
 	u64 &seen = decidedFor(in, serial);
+	SiteView sv;
 	Window w;
 	Torn t;
 
@@ -326,15 +349,10 @@ void checkSite(const Intent &in, u64 serial, u64 upTo, int cpu, bool written)
 		return;
 	seen = last;
 	/* a byte whose values from before @serial the model dropped: the window is unknown */
-	for (unsigned long a = in.addr; a < in.addr + in.len; a++) {
-		const ByteHist *b = findByte(a);
-
-		if (b && b->lossSeq > serial) {
-			stats.lost++;
-			return;
-		}
-	}
-	if (trapsAtFirstByte(in, serial, upTo) || oneStreamAtSite(in, serial, upTo)) {
+	static_assert(sizeof(in.bytes) == kSiteMax, "a site is at most kSiteMax bytes");
+	if (!siteView(in, serial, upTo, &sv))
+		return;
+	if (trapsAtFirstByte(in, sv) || oneStreamAtSite(in, sv)) {
 		stats.windows++;
 		return;
 	}
