@@ -203,6 +203,17 @@ int topicRefs()
 			   "expected no --trace\n", opts.trace);
 		return kExitUsage;
 	}
+	/*
+	 * With one reader there is no line for trapping CPUs to share: its
+	 * writes cross CPUs only after the patcher's publish, the same under
+	 * either mode, and the comparison would fail on a correct kernel.
+	 */
+	if (opts.cpus < 3) {
+		fmt::print(stderr, "explain refs: --cpus {}: expected at least 3 (CPU 0 patches, "
+			   "two or more CPUs trap on its INT3s and share the global refs line)\n",
+			   opts.cpus);
+		return kExitUsage;
+	}
 	step("pokelab.refs=global: one count for every CPU (v6.15's bp_desc.refs)");
 	say("A CPU that traps on a batch's INT3 takes a ref before it reads the batch "
 	    "and drops it after; the patcher waits for the count to drain. With one "

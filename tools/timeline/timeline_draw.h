@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * How the timeline picture (timeline.h) is drawn, private to
+ * tools/timeline/: the canvas that maps time to x and a CPU to its lane,
+ * the batch phases' styles, and one function per layer, each appending its
+ * elements to the canvas. The layers, by file:
+ *
+ *	timeline.cpp		a section from its layers; the sections into one SVG
+ *	timeline_layout.cpp	the time axis that follows the batches: quiet
+ *				stretches drawn as breaks (--timeline-gap)
+ *	timeline_bands.cpp	user and idle spans, each batch's phases
+ *	timeline_marks.cpp	IPIs, INT3 traps, deferred flushes, lost events and
+ *				violations; their density past --max-marks
+ *	timeline_frame.cpp	title, note, lanes, time axis, legend
+ *	timeline_sink.cpp	the sinks that feed a picture, the book of sections
+ *
+ * Task context; allocates; not async-signal-safe.
+ */
+#pragma once
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "timeline/timeline.h"
+
+namespace pokelab::timeline_svg {
+
+using kshim::TraceEvent;
+using kshim::TraceType;
+
+constexpr double kWidth = 1400, kLeft = 90, kRight = 30, kTop = 70;
+
+/* The batch phases as the bands show them: what the phase event starts. */
+struct PhaseStyle {
+	const char *name;	/* traceBatchPhaseName() */
+	const char *label;
+	const char *fill;
+};
+const PhaseStyle kPhases[] = {
+	{"begin", "refs published", "#bdbdbd"},
+	{"int3", "phase 1: INT3s + sync", "#e6550d"},
+	{"tails", "phase 2: tails + sync", "#fdae6b"},
+	{"first_bytes", "phase 3: first bytes + sync", "#3182bd"},
+};
+
+/* @s with <, >, & and " written as entities: SVG text or an attribute's value. */
+std::string esc(const std::string &s);
+/* @ns with three significant digits in s, ms, us or ns ("2.65 ms"). */
+std::string dur(double ns);
+
+/* More CPUs than this share lanes, as few to a lane as fit (docs/timeline.md). */
+constexpr unsigned int kMaxLanes = 32;
+
+/* A stretch of the picture: time to scale, or a quiet stretch drawn as a break. */
+struct Segment {
+	u64 t0, t1;
+	double x0, x1;
+	bool gap;
+};
+
+/* Pixels a quiet stretch takes, and at most how many are compressed. */
+constexpr double kGapPx = 36;
+
+struct Canvas {
+	u64 t0, t1;
+	double laneH;
+	unsigned int per = 1;	/* CPUs to a lane */
+	unsigned int lanes = 1;
+	std::vector<Segment> seg;	/* t0..t1, left to right */
+	std::set<std::string> drawn;	/* the kinds of mark drawn: the legend's items */
+	std::string out;
+
+	double x(u64 ts) const
+	{
+		if (seg.empty() || ts <= seg.front().t0)
+			return kLeft;
+		auto it = std::lower_bound(seg.begin(), seg.end(), ts,
+					   [](const Segment &s, u64 t) { return s.t1 < t; });
+
+		if (it == seg.end())
+			return seg.back().x1;
+		double span = it->t1 > it->t0 ? (double)(it->t1 - it->t0) : 1.0;
+
+		return it->x0 + (it->x1 - it->x0) * (double)(ts - it->t0) / span;
+	}
+	/* The time at @px, and whether it falls in a break. */
+	u64 at(double px, bool *inGap) const
+	{
+		for (const Segment &s : seg) {
+			if (px > s.x1 && &s != &seg.back())
+				continue;
+			*inGap = s.gap && px > s.x0 && px < s.x1;
+			double f = s.x1 > s.x0 ? std::clamp((px - s.x0) / (s.x1 - s.x0), 0.0, 1.0) : 0;
+
+			return s.t0 + (u64)(f * (double)(s.t1 - s.t0));
+		}
+		*inGap = false;
+		return t0;
+	}
+	double y(int cpu) const { return kTop + (cpu / per) * laneH; }
+	double bottom() const { return kTop + lanes * laneH; }
+};
+
+/* The time axis of @c (c.seg) over the events @ev of c.t0..c.t1 (timeline_layout.cpp). */
+void layout(Canvas &c, const std::vector<TraceEvent> &ev);
+void drawGaps(Canvas &c);
+
+/* The bands (timeline_bands.cpp): spans, then phases, of @ev's first @nr CPUs. */
+void drawSpans(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr);
+void drawBatches(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr);
+
+/* The marks (timeline_marks.cpp); drawMarks() may add to *@note. */
+void drawMarks(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr, std::string *note);
+void drawViolations(Canvas &c, const std::vector<TimelineMark> &marks, unsigned int nr);
+
+/* What frames the section (timeline_frame.cpp): drawn first, under the rest. */
+void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::string &note);
+double drawLegend(Canvas &c);
+
+} /* namespace pokelab::timeline_svg */

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What frames a timeline section (timeline_draw.h): its title and note, a
+ * lane per CPU (or group of CPUs), the time axis with its ticks, and the
+ * legend of the kinds of mark drawn.
+ */
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "timeline/timeline_draw.h"
+
+namespace pokelab::timeline_svg {
+
+namespace {
+
+/* A tick's time, with as many decimals as tell it from a neighbour @step ns away. */
+std::string tickLabel(double ns, double step)
+{
+	double unit = ns >= 1e9 ? 1e9 : ns >= 1e6 ? 1e6 : ns >= 1e3 ? 1e3 : 1;
+	const char *name = unit == 1e9 ? "s" : unit == 1e6 ? "ms" : unit == 1e3 ? "us" : "ns";
+	int decimals = step > 0 ? (int)std::ceil(-std::log10(step / unit)) : 0;
+
+	return fmt::format("{:.{}f} {}", ns / unit, std::clamp(decimals, 0, 6), name);
+}
+
+} /* namespace */
+
+void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::string &note)
+{
+	c.out += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"16\">{}</text>\n", kLeft,
+			     esc(title));
+	/* the note on two lines when it is wider than the picture, broken after a "; " */
+	const size_t fit = (size_t)((kWidth - kLeft - kRight) / 6.4);
+	size_t cut = note.size() > fit ? note.rfind("; ", fit) : std::string::npos;
+
+	if (cut == std::string::npos || cut == 0) {
+		if (!note.empty())
+			c.out += fmt::format("<text x=\"{}\" y=\"44\" font-size=\"12\" "
+					     "fill=\"#444\">{}</text>\n", kLeft, esc(note));
+	} else {
+		c.out += fmt::format("<text x=\"{0}\" y=\"40\" font-size=\"11\" fill=\"#444\">{1}"
+				     "</text>\n<text x=\"{0}\" y=\"54\" font-size=\"11\" "
+				     "fill=\"#444\">{2}</text>\n", kLeft, esc(note.substr(0, cut + 1)),
+				     esc(note.substr(cut + 2)));
+	}
+	for (unsigned int lane = 0; lane < c.lanes; lane++) {
+		unsigned int first = lane * c.per, last = std::min(nr, first + c.per) - 1;
+		std::string name = first == last ? fmt::format("CPU {}", first)
+						 : fmt::format("CPUs {}-{}", first, last);
+
+		c.out += fmt::format("<g class=\"lane\" data-cpu=\"{0}\" data-cpus=\"{1}\">"
+				     "<rect x=\"{2}\" y=\"{3:.1f}\" width=\"{4}\" height=\"{5:.1f}\" "
+				     "fill=\"{6}\" stroke=\"#eee\"/><text x=\"8\" y=\"{7:.1f}\" "
+				     "font-size=\"12\">{8}</text></g>\n",
+				     first, last - first + 1, kLeft, c.y(first), kWidth - kLeft - kRight,
+				     c.laneH, lane % 2 ? "#fafafa" : "#ffffff",
+				     c.y(first) + c.laneH / 2 + 4, name);
+	}
+	/* the time axis: ten ticks, each at the time it stands for (none inside a break) */
+	double ya = c.bottom() + 14;
+
+	for (int i = 0; i <= 10; i++) {
+		double x = kLeft + (kWidth - kLeft - kRight) * i / 10, step;
+		bool inGap, g2;
+		u64 ts = c.at(x, &inGap);
+
+		if (inGap)
+			continue;
+		/* what a tenth of the width stands for here */
+		step = (double)c.at(x + (kWidth - kLeft - kRight) / 10, &g2) - (double)ts;
+		if (step <= 0 || g2)
+			step = (double)ts - (double)c.at(x - (kWidth - kLeft - kRight) / 10, &g2);
+		c.out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
+				     "stroke=\"#999\" stroke-width=\"0.5\"/><text x=\"{0:.1f}\" "
+				     "y=\"{3:.1f}\" font-size=\"10\" text-anchor=\"middle\">+{4}</text>\n",
+				     x, kTop, c.bottom(), ya, tickLabel((double)(ts - c.t0), step));
+	}
+}
+
+/* The legend: the kinds of mark the section drew, no others. Its bottom (px). */
+double drawLegend(Canvas &c)
+{
+	double y = c.bottom() + 36, x = kLeft;
+	auto item = [&](const char *kind, const std::string &swatch, const std::string &label) {
+		if (!c.drawn.count(kind))
+			return;
+		double w = 16 + 6.2 * (double)label.size() + 18;
+
+		if (x > kLeft && x + w > kWidth - kRight) {	/* the next row */
+			x = kLeft;
+			y += 20;
+		}
+		c.out += fmt::format("<g class=\"legend\" data-kind=\"{}\">{}<text x=\"{:.1f}\" "
+				     "y=\"{:.1f}\" font-size=\"11\">{}</text></g>\n",
+				     kind, swatch, x + 16, y + 10, esc(label));
+		x += w;
+	};
+	auto box = [&](const char *fill) {
+		return fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" "
+				   "fill=\"{}\"/>", x, y, fill);
+	};
+	auto bar = [&](const char *colour) {
+		return fmt::format("<path d=\"M{0:.1f} {1:.1f}v-8M{2:.1f} {1:.1f}v-4M{3:.1f} "
+				   "{1:.1f}v-11\" stroke=\"{4}\"/>", x + 3, y + 12, x + 6, x + 9,
+				   colour);
+	};
+
+	item("user", box("#c7e9c0"), "user mode");
+	item("idle", box("#d9d9d9"), "idle");
+	for (const PhaseStyle &p : kPhases)
+		item((std::string("phase-") + p.name).c_str(), box(p.fill), p.label);
+	item("ipi", fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" "
+				"y2=\"{2:.1f}\" stroke=\"#a50f15\"/>", x + 6, y, y + 12), "IPI");
+	item("int3", fmt::format("<path d=\"M{:.1f} {:.1f} l-3 -6 l6 0 z\" fill=\"#cb181d\"/>",
+				 x + 6, y + 10), "INT3 trap");
+	item("flush", fmt::format("<path d=\"M{:.1f} {:.1f} l4 4 l-4 4 l-4 -4 z\" "
+				  "fill=\"#08519c\"/>", x + 6, y + 2), "deferred flush at entry");
+	item("density-ipi", bar("#6a51a3"), "IPIs received per pixel column");
+	item("density-int3", bar("#cb181d"), "INT3 traps per pixel column");
+	item("density-flush", bar("#08519c"), "deferred flushes per pixel column");
+	item("lost", fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">x</text>",
+				 x + 3, y + 10), "events dropped (a full ring)");
+	item("violation", fmt::format("<circle cx=\"{0:.1f}\" cy=\"{1:.1f}\" r=\"5\" "
+				      "fill=\"none\" stroke=\"#d00\" stroke-width=\"2\"/><line "
+				      "x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{0:.1f}\" y2=\"{3:.1f}\" "
+				      "stroke=\"#d00\" stroke-dasharray=\"2 2\"/>", x + 6, y + 6, y - 2,
+				      y + 14),
+	     "model violation: the ring on its CPU, the dashed line its time on every lane");
+	item("gap", fmt::format("<path d=\"M{0:.1f} {1:.1f} l2.5 4 l-5 4 l2.5 4\" stroke=\"#666\" "
+				"fill=\"none\"/>", x + 6, y),
+	     "a stretch with no event, not to scale (its length above it)");
+	return y + 20;
+}
+
+} /* namespace pokelab::timeline_svg */
