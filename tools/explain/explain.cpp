@@ -654,6 +654,17 @@ int runExplain()
 						    19));
 		return 0;
 	}
+	/*
+	 * The topics check the CPU count they need against --cpus before the
+	 * first boot; an nr_cpus= among the parameters would override it
+	 * behind their back (the later one wins on a kernel command line).
+	 */
+	for (const std::string &p : opts.params)
+		if (p.rfind("nr_cpus=", 0) == 0) {
+			fmt::print(stderr, "explain: {}: expected the CPU count as --cpus N (2 to 64), "
+				   "not as a boot parameter\n", p);
+			return kExitUsage;
+		}
 	for (const Topic &t : topics)
 		if (opts.topic == t.name)
 			return runTopic(t);
