@@ -5,10 +5,13 @@
  * stale call, INT3s emulated on the running CPUs), and a bad value is a
  * one-line boot error. text_poke_set_refs_mode() switches the refs on the
  * running machine: refused while a batch is queued, and once done the
- * next batch publishes and drains the other mode's counts.
+ * next batch publishes and drains the other mode's counts, which the
+ * cross-modifying-code model reads too.
  */
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <asm/text-patching.h>
 #include <workloads/bpf_stats.h>
@@ -78,6 +81,16 @@ TEST_F(SyncMembarrier, ReportedAndCorrect)
 	expectCleanFlips();
 }
 
+int setRefsMode(bool global)
+{
+	int ret;
+
+	mutex_lock(&text_mutex);
+	ret = text_poke_set_refs_mode(global);
+	mutex_unlock(&text_mutex);
+	return ret;
+}
+
 class RefsSwitch : public pltest::ScratchBooted
 {
 };
@@ -108,6 +121,49 @@ TEST_F(RefsSwitch, RefusedWhileABatchIsQueued)
 	EXPECT_EQ(pltest::call_slot(0, 1), 2);
 	EXPECT_NE(kshim::machineLine().find("refs global"), std::string::npos)
 		<< kshim::machineLine();
+}
+
+/*
+ * Flip by flip with the sites running on every other CPU: each flip's
+ * census shows the mode it ran in (publish/drain writes, the shared line's
+ * cross-CPU writes), every flip stays clean, and the model, which reads
+ * the handler's own mode flag, finds no violation in either mode (were it
+ * to read the per-CPU counts under refs=global it would see them 0 at
+ * every INT3 armed for a fetching CPU).
+ */
+TEST_F(RefsSwitch, EachFlipRunsInTheModeSetBeforeIt)
+{
+	pokelab::BpfStatsConfig cfg;
+	const unsigned int kFlips = 6;
+	/* percpu, global, global, percpu, percpu, global */
+	const bool global[kFlips] = {false, true, true, false, false, true};
+
+	cfg.flips = kFlips;
+	cfg.beforeFlip = [&](unsigned int f) {
+		ASSERT_EQ(setRefsMode(global[f - 1]), 0);
+		EXPECT_EQ(pokelab::textPokeStats().refsGlobal, global[f - 1]);
+	};
+
+	pokelab::BpfStatsResult r = pokelab::runBpfStats(cfg);
+
+	EXPECT_TRUE(r.ok()) << r.staleCalls << " stale, " << r.violations << " violations";
+	ASSERT_EQ(r.flipCensus.size(), kFlips);
+	for (unsigned int f = 0; f < kFlips; f++) {
+		const pokelab::BpfStatsFlip &c = r.flipCensus[f];
+
+		SCOPED_TRACE(fmt::format("flip {} ({})", f + 1, global[f] ? "global" : "percpu"));
+		/* one batch a flip: its publish and drain write 1 line, or one per CPU */
+		EXPECT_EQ(c.refsPatcherWrites, global[f] ? 2u : 2u * nr_cpu_ids);
+		EXPECT_EQ(c.xmc.violations, 0u);
+		EXPECT_GT(c.xmc.int3Checks, 0u);
+		EXPECT_EQ(c.staleCalls, 0u);
+		/* per-CPU lines cross over through the patcher only: at most 2 per line */
+		if (!global[f]) {
+			EXPECT_LE(c.refsXcpu, c.refsPatcherWrites);
+		}
+	}
+	EXPECT_EQ(r.batches, kFlips);
+	EXPECT_EQ(r.violations, 0u);
 }
 
 TEST(RefsSyncParams, BadValuesAreOneLineErrors)
