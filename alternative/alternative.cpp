@@ -135,9 +135,12 @@ void (*pokelab::batchPhaseHook)(int phase);
 
 /*
  * pokelab.refs=percpu|global: per-CPU refs (v6.16, after E. Dumazet's 2025
- * change) or the single shared count of v6.15 and before (bp_desc.refs).
- * pokelab.sync=ipi|membarrier: the back-end of smp_text_poke_sync_each_cpu().
- * Both are set at boot only, before any CPU but 0 runs.
+ * change) or the single shared count of v6.15 and before (bp_desc.refs);
+ * the boot parameter sets it before any CPU but 0 runs, and
+ * text_poke_set_refs_mode() switches it between batches (text_mutex held,
+ * every count 0), so the INT3 handler reads it with READ_ONCE().
+ * pokelab.sync=ipi|membarrier: the back-end of smp_text_poke_sync_each_cpu(),
+ * set at boot only.
  */
 static bool text_poke_refs_global;
 static bool text_poke_sync_membarrier;
@@ -553,12 +556,13 @@ static __always_inline void text_poke_refs_written(int line)
 
 static __always_inline int text_poke_refs_this_line(void)
 {
-	return text_poke_refs_global ? TEXT_POKE_REFS_GLOBAL_LINE : raw_smp_processor_id();
+	return READ_ONCE(text_poke_refs_global) ? TEXT_POKE_REFS_GLOBAL_LINE
+						: raw_smp_processor_id();
 }
 
 static __always_inline atomic_t *text_poke_refs_this_cpu(void)
 {
-	if (text_poke_refs_global)
+	if (READ_ONCE(text_poke_refs_global))
 		return &text_poke_array_refs_global;
 	return this_cpu_ptr(&text_poke_array_refs);
 }
@@ -600,7 +604,7 @@ static void text_poke_array_refs_publish(void)
 {
 	unsigned int i;
 
-	if (text_poke_refs_global) {
+	if (READ_ONCE(text_poke_refs_global)) {
 		atomic_set_release(&text_poke_array_refs_global, 1);
 		text_poke_refs_written(TEXT_POKE_REFS_GLOBAL_LINE);
 		text_poke_refs_patcher_writes++;
@@ -618,7 +622,7 @@ static void text_poke_array_refs_drain(void)
 	unsigned int i;
 
 	/* The acquire pairs with smp_mb__before_atomic() in put_text_poke_array(). */
-	if (text_poke_refs_global) {
+	if (READ_ONCE(text_poke_refs_global)) {
 		bool last;
 
 		last = atomic_dec_and_test(&text_poke_array_refs_global);
@@ -641,6 +645,56 @@ static void text_poke_array_refs_drain(void)
 			atomic_cond_read_acquire(refs, !VAL);
 	}
 	kshim::xmcInt3RefsDrained();	/* the model reads the counts */
+}
+
+/* userspace: the cross-call of text_poke_set_refs_mode(); its arrival is the point */
+static void text_poke_refs_mode_kick(void *info __maybe_unused)
+{
+}
+
+/*
+ * userspace: not in the kernel, whose refs are fixed at build time. Switch
+ * the INT3 refs between the per-CPU counts and v6.15's shared one between
+ * batches, so that one machine can interleave the two (run bpf-stats); see
+ * asm/text-patching.h for the contract.
+ */
+int text_poke_set_refs_mode(bool global)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&text_mutex);
+	if (text_poke_array.nr_entries)
+		return -EBUSY;
+	if (global == READ_ONCE(text_poke_refs_global))
+		return 0;
+	/* The last drain waited for every handler's put: each count is back to 0. */
+	if (atomic_read(&text_poke_array_refs_global))
+		return -EBUSY;
+	for_each_possible_cpu(i)
+		if (atomic_read(per_cpu_ptr(&text_poke_array_refs, i)))
+			return -EBUSY;
+	WRITE_ONCE(text_poke_refs_global, global);
+
+	/*
+	 * A handler reads the mode more than once (get, census, put), and a
+	 * late trap of pokelab.sync=membarrier may still be inside one that
+	 * read the old mode:
+	 *
+	 *	CPU0 (this, then the next batch)	CPU1 (late trap)
+	 *						refs = old mode's count
+	 *	mode = new
+	 *	publish the new mode's counts
+	 *	write INT3 at the site		----->	inc_not_zero(old count): 0,
+	 *						the trap declined
+	 *
+	 * Wait for every such handler: the IPI signal is blocked inside the
+	 * SIGTRAP handler, so a CPU runs this cross-call only once it has
+	 * left any handler entered before the store. The cross-call's
+	 * barriers order the store before every later handler's read.
+	 */
+	on_each_cpu(text_poke_refs_mode_kick, NULL, 1);
+	kshim::setMachineAttr("refs", global ? "global" : "percpu");
+	return 0;
 }
 
 /*
@@ -1147,7 +1201,7 @@ TextPokeStats textPokeStats() noexcept
 		poke_stats.lastSyncRounds,
 		poke_stats.implicitFlushes,
 		(unsigned int)text_poke_array.nr_entries,
-		text_poke_refs_global,
+		READ_ONCE(text_poke_refs_global),
 		text_poke_sync_membarrier,
 	};
 }
@@ -1174,7 +1228,7 @@ unsigned long refsPatcherWrites() noexcept
 
 int int3RefsNow(int cpu) noexcept
 {
-	if (text_poke_refs_global)
+	if (READ_ONCE(text_poke_refs_global))
 		return atomic_read(&text_poke_array_refs_global);
 	return atomic_read(per_cpu_ptr(&text_poke_array_refs, cpu));
 }
@@ -1235,7 +1289,7 @@ int poking_init(std::string &err)
 		for (unsigned int i = 0; i < NR_CPUS; i++)
 			refs[i] = &per_cpu_ptr(&text_poke_array_refs, i)->counter;
 		kshim::xmcInt3Refs(refs, &text_poke_array_refs_global.counter,
-				   text_poke_refs_global);
+				   &text_poke_refs_global);
 	}
 
 	/*

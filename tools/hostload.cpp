@@ -118,6 +118,17 @@ std::string HostLoad::line() const
 			   weighed ? "" : " (too short a run to weigh)", runQueue, pus, samples);
 }
 
+std::string unjudgedWhy(const HostLoad &h, double median, double mad)
+{
+	double spread = median > 0 ? mad / median : 0;
+
+	if (h.busy)
+		return "host busy";
+	if (spread > kSpreadBound)
+		return fmt::format("spread {:.0f}% > {:.0f}%", spread * 100, kSpreadBound * 100);
+	return "";
+}
+
 HostLoadMeter::HostLoadMeter()
 {
 	ProcStat s = readProcStat();

@@ -59,4 +59,11 @@ private:
 /* Spread bound of a ratio: MAD / median above it, a goal is not judged (20 %). */
 inline constexpr double kSpreadBound = 0.20;
 
+/*
+ * Why a ratio of median @median and median absolute deviation @mad, taken
+ * under host load @h, is not held to its goal: "host busy", "spread 24% >
+ * 20%" (@mad / @median beyond kSpreadBound), or "" when it can be judged.
+ */
+std::string unjudgedWhy(const HostLoad &h, double median, double mad);
+
 } /* namespace pokelab */

@@ -183,6 +183,53 @@ unsigned int sitesOfKey()
 	return jump_label_nr_sites(&bpf_stats_enabled_key.key);
 }
 
+/* The census counters at a flip-window boundary (BpfStatsFlip), summed as it sums them. */
+struct CensusMark {
+	u64 ns = 0;
+	BpfStatsFlip sum;
+	unsigned int hotLoops = 0;
+};
+
+CensusMark censusMark(const std::vector<HotLoopState> &loops, const std::vector<bool> &dead,
+		      const struct cpumask *nohz)
+{
+	CensusMark m;
+
+	kshim::xmcQuiesce();
+	m.sum.xmc = kshim::xmcStats();
+	m.sum.refsPatcherWrites = refsPatcherWrites();
+	for (unsigned int cpu = 0; cpu < loops.size(); cpu++) {
+		m.sum.refsXcpu += refsCrossCpuWrites(cpu);
+		m.sum.int3Emulated += int3Emulated(cpu);
+		if (cpu == 0 || cpumask_test_cpu(cpu, nohz))
+			continue;
+		m.sum.int3Ns += int3HandlerNs(cpu);
+		m.sum.calls += loops[cpu].calls.load(std::memory_order_relaxed);
+		m.sum.staleCalls += loops[cpu].stale.load(std::memory_order_relaxed);
+		m.sum.checkedCalls += loops[cpu].checked.load(std::memory_order_relaxed);
+		m.hotLoops += !dead[cpu];
+	}
+	m.ns = kshim::clockNs();
+	return m;
+}
+
+/* Flip @to - @from: one window of the census. */
+BpfStatsFlip censusWindow(const CensusMark &from, const CensusMark &to)
+{
+	BpfStatsFlip f;
+
+	f.refsXcpu = to.sum.refsXcpu - from.sum.refsXcpu;
+	f.refsPatcherWrites = to.sum.refsPatcherWrites - from.sum.refsPatcherWrites;
+	f.int3Emulated = to.sum.int3Emulated - from.sum.int3Emulated;
+	f.int3Ns = to.sum.int3Ns - from.sum.int3Ns;
+	f.loopNs = (to.ns - from.ns) * to.hotLoops;
+	f.calls = to.sum.calls - from.sum.calls;
+	f.staleCalls = to.sum.staleCalls - from.sum.staleCalls;
+	f.checkedCalls = to.sum.checkedCalls - from.sum.checkedCalls;
+	f.xmc = to.sum.xmc - from.sum.xmc;
+	return f;
+}
+
 } /* namespace */
 
 BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
@@ -261,11 +308,21 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 
 	waitPasses(0);
 	unsigned int done = 0;
+	CensusMark mark;
+
 	for (unsigned int f = 1; f <= cfg.flips; f++) {
 		if (cfg.stop && cfg.stop->load(std::memory_order_relaxed)) {
 			r.interrupted = true;
 			break;
 		}
+		/* one window per flip, each from where the last one ended */
+		CensusMark next = censusMark(loops, dead, nohz);
+
+		if (f > 1)
+			r.flipCensus.push_back(censusWindow(mark, next));
+		mark = next;
+		if (cfg.beforeFlip)
+			cfg.beforeFlip(f);
 		done = f;
 		WRITE_ONCE(flipSeq, 2 * f - 1);
 		smp_mb();
@@ -292,6 +349,8 @@ BpfStatsResult runBpfStats(const BpfStatsConfig &cfg)
 		waitPasses(2 * f);
 		waitIsolated(2 * f);
 	}
+	if (done)
+		r.flipCensus.push_back(censusWindow(mark, censusMark(loops, dead, nohz)));
 
 	r.flips = done;
 	/* Leave the key disabled. */

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The bpf-stats scenario's measurement: refs=global against refs=percpu,
- * one machine per mode, alternated.
+ * interleaved flip by flip on each machine.
  */
 #include <algorithm>
 
 #include <fmt/format.h>
 
+#include <asm/text-patching.h>
 #include <kernel_shim/boot.h>
+#include <linux/bug.h>
+#include <linux/mutex.h>
 #include <pokelab/text_poke_stats.h>
 
 #include <workloads/bpf_stats.h>
@@ -69,35 +72,76 @@ bool refsClaimHolds(const RefsModeResult m[2], std::string *why)
 	return true;
 }
 
+int refsModeOfFlip(unsigned int flip)
+{
+	/* (pair parity) xor (place in the pair) */
+	return (int)((flip / 2 + flip) % 2);
+}
+
+unsigned int refsPairs(const RefsModeResult m[2])
+{
+	return std::min(m[0].flips, m[1].flips);
+}
+
+unsigned int refsQuads(const RefsModeResult m[2])
+{
+	return refsPairs(m) / 2;
+}
+
+unsigned int refsMachines(unsigned int flips, unsigned int rounds)
+{
+	return std::max(1u, std::min(rounds, flips / 2));
+}
+
 namespace {
 
-void accumulate(RefsModeResult &m, const BpfStatsResult &r)
+/* Flip @f of the machine's run @r, into its mode's @m. */
+void accumulateFlip(RefsModeResult &m, const BpfStatsResult &r, size_t f)
 {
-	auto append = [](auto &to, const auto &from) { to.insert(to.end(), from.begin(), from.end()); };
+	const BpfStatsFlip &c = r.flipCensus[f];
 
-	m.sites = r.sites;
-	m.smallSites = r.smallSites;
-	m.flips += r.flips;
-	append(m.batchNs, r.batchNs);
-	append(m.nrEntries, r.nrEntries);
-	append(m.syncRounds, r.syncRoundsPerBatch);
-	append(m.smallBatchNs, r.smallBatchNs);
-	append(m.smallEntries, r.smallEntries);
-	append(m.smallSyncRounds, r.smallSyncRoundsPerBatch);
-	m.refsXcpu += r.refsXcpu;
-	m.refsPatcherWrites += r.refsPatcherWrites;
-	m.staleCalls += r.staleCalls;
-	m.checkedCalls += r.checkedCalls;
-	m.deadLoops += r.deadLoops;
-	m.violations += r.violations;
-	m.xmc += r.xmc;
-	for (const BpfStatsCpu &c : r.cpus) {
-		m.int3Hits += c.int3Emulated;	/* since boot: one run per machine */
-		if (!c.hotLoop)
-			continue;
-		m.int3Ns += c.int3Ns;
-		m.loopNs += c.loopNs;
-		m.calls += c.calls;
+	m.flips++;
+	m.batchNs.push_back(r.batchNs[f]);
+	m.nrEntries.push_back(r.nrEntries[f]);
+	m.syncRounds.push_back(r.syncRoundsPerBatch[f]);
+	m.smallBatchNs.push_back(r.smallBatchNs[f]);
+	m.smallEntries.push_back(r.smallEntries[f]);
+	m.smallSyncRounds.push_back(r.smallSyncRoundsPerBatch[f]);
+	m.flipLoopNs.push_back(c.loopNs);
+	m.flipCalls.push_back(c.calls);
+	m.int3Hits += c.int3Emulated;
+	m.int3Ns += c.int3Ns;
+	m.loopNs += c.loopNs;
+	m.calls += c.calls;
+	m.refsXcpu += c.refsXcpu;
+	m.refsPatcherWrites += c.refsPatcherWrites;
+	m.staleCalls += c.staleCalls;
+	m.checkedCalls += c.checkedCalls;
+	m.violations += c.xmc.violations;
+	m.xmc += c.xmc;
+}
+
+/*
+ * What belongs to the machine of @r rather than to one flip, into both
+ * modes: its sites, its dead loops, and the stale calls and model
+ * violations outside every flip window (boot's, the hot loops' start, a
+ * batch turning the key back off after an interrupted run).
+ */
+void accumulateMachine(RefsModeResult m[2], const BpfStatsResult &r)
+{
+	unsigned long stale = r.staleCalls, violations = r.violations;
+
+	for (const BpfStatsFlip &c : r.flipCensus) {
+		stale -= std::min(stale, c.staleCalls);
+		violations -= std::min(violations, c.xmc.violations);
+	}
+	for (int i = 0; i < 2; i++) {
+		m[i].sites = r.sites;
+		m[i].smallSites = r.smallSites;
+		m[i].deadLoops += r.deadLoops;
+		m[i].staleCalls += stale;
+		m[i].violations += violations;
+		m[i].xmc.violations += violations;
 	}
 }
 
@@ -106,51 +150,67 @@ void accumulate(RefsModeResult &m, const BpfStatsResult &r)
 int runRefsCompare(const RefsCompareConfig &cfg, RefsModeResult out[2], std::string *err)
 {
 	static const char *const modes[2] = {"global", "percpu"};
-	unsigned int rounds = std::max(1u, std::min(cfg.rounds, cfg.flips));
+	unsigned int quads = cfg.flips / 2, rounds = refsMachines(cfg.flips, cfg.rounds);
+	unsigned int pairsBefore = 0;
 
 	out[0] = RefsModeResult{};
 	out[1] = RefsModeResult{};
 	out[0].mode = modes[0];
 	out[1].mode = modes[1];
 	for (unsigned int round = 0; round < rounds; round++) {
-		/* The flips of this round: an even share, the remainder in the first rounds. */
-		unsigned int flips = cfg.flips / rounds + (round < cfg.flips % rounds);
+		/*
+		 * The quads of this machine: an even share, the remainder in the
+		 * first rounds, so that each machine starts a quad; with odd
+		 * flips, the lone last pair runs at the end of the last machine.
+		 */
+		unsigned int pairs = 2 * (quads / rounds + (round < quads % rounds)) +
+				     (round + 1 == rounds ? cfg.flips % 2 : 0);
+		unsigned int flips = 2 * pairs, first = 2 * pairsBefore;
+		int mode = refsModeOfFlip(first);
+		std::string cmdline =
+			fmt::format("nr_cpus={} pokelab.refs={}", cfg.cpus, modes[mode]);
+		BpfStatsConfig bc;
+		int ret;
 
-		for (int m = 0; m < 2; m++) {
-			/* Alternate the order too, so neither mode always runs first. */
-			int mode = (round % 2) ? 1 - m : m;
-			std::string cmdline =
-				fmt::format("nr_cpus={} pokelab.refs={}", cfg.cpus, modes[mode]);
-			BpfStatsConfig bc;
-			int ret;
+		ret = kshim::boot(cmdline, err, cfg.quiet);
+		if (ret)
+			return ret;
+		if (cfg.onBooted)
+			cfg.onBooted(modes[mode]);
+		if (cfg.onStage)
+			cfg.onStage(fmt::format("refs=global/percpu interleaved ({} CPUs), "
+						"round {}/{}", cfg.cpus, round + 1, rounds));
+		bc.flips = flips;
+		bc.smallKey = true;
+		bc.stop = cfg.stop;
+		bc.beforeFlip = [&](unsigned int f) {
+			int busy;
 
-			ret = kshim::boot(cmdline, err, cfg.quiet);
-			if (ret)
-				return ret;
-			if (cfg.onBooted)
-				cfg.onBooted(modes[mode]);
-			if (cfg.onStage)
-				cfg.onStage(fmt::format("refs={} ({} CPUs), round {}/{}", modes[mode],
-							cfg.cpus, round + 1, rounds));
-			bc.flips = flips;
-			bc.smallKey = true;
-			bc.stop = cfg.stop;
-			bc.onFlip = [&](unsigned int f, unsigned int, u64) {
-				if (cfg.onFlip)
-					cfg.onFlip(f, flips);
-			};
-			BpfStatsResult r = runBpfStats(bc);
-
+			mode = refsModeOfFlip(first + f - 1);
+			mutex_lock(&text_mutex);
+			busy = text_poke_set_refs_mode(mode == 0);
+			mutex_unlock(&text_mutex);
+			/* between flips no batch is queued and every count is back to 0 */
+			BUG_ON(busy);
 			out[mode].machineLine = kshim::machineLine();
-			accumulate(out[mode], r);
-			if (cfg.onShutdown)
-				cfg.onShutdown(modes[mode]);
-			kshim::shutdown();
-			if (r.interrupted) {
-				if (cfg.interrupted)
-					*cfg.interrupted = true;
-				return 0;
-			}
+		};
+		bc.onFlip = [&](unsigned int f, unsigned int, u64) {
+			if (cfg.onFlip)
+				cfg.onFlip(f, flips);
+		};
+		BpfStatsResult r = runBpfStats(bc);
+
+		for (unsigned int f = 0; f < r.flips; f++)
+			accumulateFlip(out[refsModeOfFlip(first + f)], r, f);
+		accumulateMachine(out, r);
+		pairsBefore += pairs;
+		if (cfg.onShutdown)
+			cfg.onShutdown(modes[mode]);
+		kshim::shutdown();
+		if (r.interrupted) {
+			if (cfg.interrupted)
+				*cfg.interrupted = true;
+			return 0;
 		}
 	}
 	return 0;

@@ -14,11 +14,14 @@
  *    asked to leave an INT3 (then the trap dies as "Oops: int3": the model
  *    says why before it does).
  *
- * The counters' addresses are registered at boot (xmcInt3Refs()); the
- * handler's entries and returns and its declined traps come from exc_int3()
- * on the trapping CPU, in signal context: the armed sites the declined-trap
- * check needs are published by the writer as a seqcount-guarded list that
- * the SIGTRAP path reads without a lock.
+ * The counters' addresses are registered at boot (xmcInt3Refs()), and so
+ * is that of the mode flag the handler reads (pokelab.refs=, switched
+ * between batches by text_poke_set_refs_mode()): the model loads the flag
+ * as the handler does, so it reads the counts the handler takes, in either
+ * mode. The handler's entries and returns and its declined traps come from
+ * exc_int3() on the trapping CPU, in signal context: the armed sites the
+ * declined-trap check needs are published by the writer as a
+ * seqcount-guarded list that the SIGTRAP path reads without a lock.
  */
 #include <cstring>
 
@@ -34,10 +37,13 @@ namespace kshim {
 
 namespace xmc {
 
-/* Where the handler's ref counts live: per CPU, and the one shared count (refs=global). */
+/*
+ * Where the handler's ref counts live: per CPU, and the one shared count
+ * (refs=global); and the flag that says which of them the handler takes.
+ */
 const int *refsPerCpu[NR_CPUS];
 const int *refsShared;
-bool refsGlobalMode;
+const bool *refsGlobalFlag;
 
 /*
  * The INT3s the open batch armed: written by the writer only, read in any
@@ -49,16 +55,22 @@ ArmedList armed;
 /* Per CPU: the handler's nesting and the site of its outermost trap (any context). */
 Int3Cpu int3Cpus[NR_CPUS];
 
+/* The mode in force now, read from the handler's own flag (stable while a batch is open). */
+bool refsGlobalMode()
+{
+	return refsGlobalFlag && __atomic_load_n(refsGlobalFlag, __ATOMIC_ACQUIRE);
+}
+
 long refsOf(unsigned int cpu)
 {
-	const int *r = refsGlobalMode ? refsShared : refsPerCpu[cpu];
+	const int *r = refsGlobalMode() ? refsShared : refsPerCpu[cpu];
 
 	return r ? __atomic_load_n(r, __ATOMIC_ACQUIRE) : -1;
 }
 
 bool refsKnown()
 {
-	return refsGlobalMode ? refsShared != nullptr : refsPerCpu[0] != nullptr;
+	return refsGlobalMode() ? refsShared != nullptr : refsPerCpu[0] != nullptr;
 }
 
 void armedAdd(unsigned long site, u8 oldOp, u8 newOp)
@@ -175,16 +187,18 @@ void takeDeclined()
 
 using namespace xmc;
 
-void xmcInt3Refs(const int *const *percpu, const int *shared, bool global) noexcept
+void xmcInt3Refs(const int *const *percpu, const int *shared, const bool *global) noexcept
 {
 	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
 		refsPerCpu[cpu] = percpu ? percpu[cpu] : nullptr;
 	refsShared = shared;
-	refsGlobalMode = global;
+	refsGlobalFlag = global;
 }
 
 void xmcInt3RefsDrained() noexcept
 {
+	bool global = refsGlobalMode();
+
 	if (!xmcEnabled || !op || !op->open)
 		return;
 	takeFresh();
@@ -199,8 +213,7 @@ void xmcInt3RefsDrained() noexcept
 		/* The counts themselves: every handler is done with the array. */
 		stats.int3Checks++;
 		r = refsOf(c);
-		if (r > 0 && (!refsGlobalMode || __atomic_load_n(&int3Cpus[c].depth,
-								    __ATOMIC_ACQUIRE))) {
+		if (r > 0 && (!global || __atomic_load_n(&int3Cpus[c].depth, __ATOMIC_ACQUIRE))) {
 			XmcViolation v = {};
 
 			v.rule = XmcRule::Int3RefsHeld;
@@ -227,7 +240,7 @@ void xmcInt3RefsDrained() noexcept
 		}
 	}
 	/* refs=global: the shared count is 0 with no CPU inside the handler to blame */
-	if (refsGlobalMode && refsOf(0) > 0) {
+	if (global && refsOf(0) > 0) {
 		XmcViolation v = {};
 
 		v.rule = XmcRule::Int3RefsHeld;

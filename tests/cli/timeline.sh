@@ -8,7 +8,7 @@
 # lane, with a note); the picture drawn
 # back from the text trace and from the trace.dat of the same run must be
 # the same file; a BUSTED torture run marks its violation on the CPU it names;
-# `run bpf-stats --timeline` draws each of its four machines.
+# `run bpf-stats --timeline` draws each of its two machines.
 . "$(dirname "$0")/lib.sh"
 # legend_ok SVG: the legend names every kind of mark drawn, and no kind that is not
 legend_ok() {
@@ -94,12 +94,13 @@ grep -q 'data-kind="violation".*the dashed line its time on every lane' "$dir/b.
 	fail "torture timeline: the legend does not say what the dashed line is"
 legend_ok "$dir/b.svg"
 legend_ok "$dir/t.svg"
-# run --timeline: every machine the scenario boots, one section each (2 rounds x 2 modes)
-"$pokelab" run bpf-stats --quiet --cpus 4 --flips 2 --timeline "$dir/run.svg" >"$dir/run.out" ||
+# run --timeline: every machine the scenario boots, one section each (2 rounds, both
+# modes interleaved in each)
+"$pokelab" run bpf-stats --quiet --cpus 4 --flips 4 --timeline "$dir/run.svg" >"$dir/run.out" ||
 	fail "run bpf-stats --timeline failed"
-[ "$(grep -c '<g class="section"' "$dir/run.svg")" -eq 4 ] || fail "run bpf-stats: not 4 sections"
+[ "$(grep -c '<g class="section"' "$dir/run.svg")" -eq 2 ] || fail "run bpf-stats: not 2 sections"
 seed=$("$pokelab" run --help | sed -n 's/^ *bpf-stats  *seed \([0-9/]*\):.*/\1/p')
-cmd='pokelab run bpf-stats --quiet --cpus 4 --flips 2 --timeline [^<]*run.svg'
+cmd='pokelab run bpf-stats --quiet --cpus 4 --flips 4 --timeline [^<]*run.svg'
 [ -n "$seed" ] && grep -q "<text class=\"command\" [^>]*>$cmd, seed $seed<" "$dir/run.svg" ||
 	fail "run bpf-stats: no command line and seed '$seed' over the sections"
 [ "$(grep -c 'class="phase phase-int3"' "$dir/run.svg")" -gt 0 ] || fail "run bpf-stats: no batch"

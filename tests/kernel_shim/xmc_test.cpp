@@ -89,13 +89,13 @@ protected:
 			refs[cpu] = 0;
 			refPtrs[cpu] = &refs[cpu];
 		}
-		kshim::xmcInt3Refs(refPtrs, nullptr, false);
+		kshim::xmcInt3Refs(refPtrs, nullptr, nullptr);
 		allSerialise();
 	}
 
 	void TearDown() override
 	{
-		kshim::xmcInt3Refs(nullptr, nullptr, false);
+		kshim::xmcInt3Refs(nullptr, nullptr, nullptr);
 		pokelab::test::Booted::TearDown();
 	}
 

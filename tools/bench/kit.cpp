@@ -21,7 +21,6 @@ namespace pokelab::bench {
 Stat stat(const std::vector<double> &v)
 {
 	double sum = 0, sq = 0;
-	std::vector<double> dev;
 
 	if (v.empty())
 		return {0, 0, 0, 0};
@@ -30,10 +29,8 @@ Stat stat(const std::vector<double> &v)
 	double mean = sum / v.size();
 	for (double x : v)
 		sq += (x - mean) * (x - mean);
-	double med = medianOf(v);
-	for (double x : v)
-		dev.push_back(std::fabs(x - med));
-	return {mean, v.size() > 1 ? std::sqrt(sq / (v.size() - 1)) : 0, med, medianOf(dev)};
+	MedianMad m = medianMadOf(v);
+	return {mean, v.size() > 1 ? std::sqrt(sq / (v.size() - 1)) : 0, m.median, m.mad};
 }
 
 unsigned int roundsOr(const BenchOptions &o, unsigned int def)
@@ -124,13 +121,7 @@ PairStat runPair(const std::string &what, unsigned int iters, const std::functio
 
 std::string unjudged(const PairStat &p)
 {
-	double spread = p.ratio.median > 0 ? p.ratio.mad / p.ratio.median : 0;
-
-	if (p.host.busy)
-		return "host busy";
-	if (spread > kSpreadBound)
-		return fmt::format("spread {:.0f}% > {:.0f}%", spread * 100, kSpreadBound * 100);
-	return "";
+	return unjudgedWhy(p.host, p.ratio.median, p.ratio.mad);
 }
 
 std::string unjudgedLine(const PairStat &p)

@@ -3,9 +3,10 @@
 #
 # refs16.sh [POKELAB]: seeds 000/001 on a machine with 16 real cores, the first
 # place the seed's false sharing of a global refcount can show in latency.
-# Runs `pokelab run bpf-stats --cpus 16` (refs=global and refs=percpu machines
-# alternating, one per round) and `pokelab bench scale`, and leaves both
-# outputs and the machine's description under $OUT (or ./refs16-out).
+# Runs `pokelab run bpf-stats --cpus 16` (refs=global and refs=percpu
+# interleaved flip by flip, one machine per round) and `pokelab bench scale`,
+# and leaves both outputs and the machine's description under $OUT (or
+# ./refs16-out).
 # Needs a built pokelab (default build/tools/pokelab) and no other load.
 # Meant for the device machine (`run` tool, one call, ~2 minutes):
 #	run: sh tools/device/refs16.sh build/tools/pokelab
@@ -26,5 +27,5 @@ if [ "$PUS" -lt 16 ]; then
 fi
 "$P" run --quiet bpf-stats --cpus 16 --flips 40 --rounds 4 >"$O/bpf-stats-16.txt" 2>&1
 "$P" bench scale --plot "$O/scale.svg" >"$O/scale.txt" 2>&1
-grep -E 'nr_entries=|refs-line|check:' "$O/bpf-stats-16.txt"
+grep -E 'nr_entries=|refs-line|^host|check:' "$O/bpf-stats-16.txt"
 tail -12 "$O/scale.txt"

@@ -75,16 +75,13 @@ struct Pct {
 
 Pct pctOf(const std::vector<RecursionRound> &rounds, int from, int to)
 {
-	std::vector<double> v, dev;
-	Pct p;
+	std::vector<double> v;
+	MedianMad m;
 
 	for (const RecursionRound &r : rounds)
 		v.push_back((r.rate[to] / r.rate[from] - 1.0) * 100.0);
-	p.median = medianOf(v);
-	for (double x : v)
-		dev.push_back(std::fabs(x - p.median));
-	p.mad = medianOf(dev);
-	return p;
+	m = medianMadOf(v);
+	return {m.median, m.mad};
 }
 
 std::string pctText(const Pct &p, const Summary &from, const Summary &to)

@@ -122,6 +122,35 @@ void smp_text_poke_batch_finish(void);
 void smp_text_poke_single(void *addr, const void *opcode, size_t len, const void *emulate);
 
 /*
+ * userspace: not a kernel function. The kernel's INT3 refs are per-CPU
+ * since v6.16 (text_poke_array_refs) and were one shared count before
+ * (v6.15's bp_desc.refs), fixed at build time; pokelab.refs=percpu|global
+ * picks one at boot. This switches between them on the running machine,
+ * between two batches, so that a comparison can interleave the two modes
+ * on one machine (pokelab run bpf-stats) instead of booting one per mode.
+ * @global: true for the shared count, false for the per-CPU ones.
+ *
+ * Caller: task context on a booted machine, text_mutex held (so no batch
+ * runs), not from a signal handler; it sends a cross-call to every online
+ * CPU and waits for it.
+ *
+ * Ordering: the next batch's publish, its handlers and the
+ * cross-modifying-code model (which reads the same flag, xmcInt3Refs())
+ * all see the new mode. Before returning, every CPU has left any INT3
+ * handler it entered under the old mode (the IPI signal is blocked in the
+ * SIGTRAP handler, so a CPU takes the cross-call only outside it); the
+ * cross-call's barriers order the switch before every later handler's read.
+ * The census (pokelab::refsCrossCpuWrites()) keeps each refs line's last
+ * writer across the switch, as a cache would.
+ *
+ * Returns 0 (also when @global is the mode already: then nothing is sent),
+ * or -EBUSY when a batch is queued and not finished (smp_text_poke_batch_add()
+ * without its finish) or a count is not 0 (a handler still holds a ref);
+ * the mode is then unchanged.
+ */
+int text_poke_set_refs_mode(bool global);
+
+/*
  * The INT3 trap handler: if the trap hit a site of the live batch, emulate
  * the instruction being written and return 1; else return 0. Runs from the
  * SIGTRAP handler with the IPI signal blocked. Async-signal-safe.

@@ -17,7 +17,7 @@ struct TextPokeStats {
 	unsigned int lastSyncRounds;	/* sync rounds of the last batch */
 	unsigned long implicitFlushes;	/* batch_add() finished a full or unordered batch first */
 	unsigned int nrEntries;		/* sites queued now, not yet finished (text_mutex held) */
-	bool refsGlobal;		/* pokelab.refs=global in force */
+	bool refsGlobal;		/* refs=global now (boot, or text_poke_set_refs_mode()) */
 	bool syncMembarrier;		/* pokelab.sync=membarrier in force (after any fallback) */
 };
 
@@ -52,9 +52,10 @@ extern void (*int3AfterRefProbe)(unsigned long ip) noexcept;
 extern void (*batchPhaseHook)(int phase);
 
 /*
- * The INT3 refs of @cpu now (pokelab.refs=percpu: its per-CPU count; 1 while
- * a batch is published, 1 more per handler of that CPU holding one), or the
- * global count (pokelab.refs=global, @cpu ignored). Any thread; a racy read.
+ * The INT3 refs of @cpu now, in the mode in force: refs=percpu, its per-CPU
+ * count (1 while a batch is published, 1 more per handler of that CPU
+ * holding one); refs=global, the shared count (@cpu ignored). Any thread; a
+ * racy read.
  */
 int int3RefsNow(int cpu) noexcept;
 
@@ -73,7 +74,8 @@ unsigned long syncsDeferred(int cpu) noexcept;
 /*
  * The false-sharing census of the INT3 refs (pokelab.refs=global|percpu):
  * writes by @cpu to a refs cache line (the global count, or one CPU's
- * per-CPU count) whose previous writer was another CPU, since boot. Counts
+ * per-CPU count) whose previous writer was another CPU, since boot, in
+ * whichever mode each write was made (text_poke_set_refs_mode()). Counts
  * successful try_get/put in the handler and the patcher's publish/drain.
  * The hardware-independent face of false sharing: with refs=global every
  * CPU hitting an INT3 writes the one line; with refs=percpu only the

@@ -39,6 +39,32 @@ struct BpfStatsConfig {
 	bool smallKey = false;
 	/* Polled before each flip: set, the run stops there (the key is left disabled). */
 	const std::atomic<bool> *stop = nullptr;
+	/*
+	 * Called on CPU 0 before flip @flip (1-based), in task context, with
+	 * no batch in flight and the hot loops running, inside that flip's
+	 * census window: where the refs comparison switches the refs mode
+	 * (text_poke_set_refs_mode()) flip by flip.
+	 */
+	std::function<void(unsigned int flip)> beforeFlip;
+};
+
+/*
+ * One flip's share of the census: from just before cfg.beforeFlip of this
+ * flip to the same point of the next one (the last, to the end of its
+ * waits). Windows follow each other without a gap, so their sums are the
+ * run's own, less the hot loops' start and any batch that turned the key
+ * back off after the last flip. Deltas over every CPU unless noted.
+ */
+struct BpfStatsFlip {
+	unsigned long refsXcpu = 0;		/* refsCrossCpuWrites() */
+	unsigned long refsPatcherWrites = 0;	/* publish/drain writes */
+	unsigned long int3Emulated = 0;
+	u64 int3Ns = 0;				/* in the SIGTRAP handler, hot-loop CPUs */
+	u64 loopNs = 0;				/* the window's wall time x the hot loops */
+	unsigned long calls = 0;		/* hot-loop calls, as published after each pass */
+	unsigned long staleCalls = 0;
+	unsigned long checkedCalls = 0;
+	kshim::XmcStats xmc{};			/* the model's counters */
 };
 
 struct BpfStatsCpu {
@@ -78,6 +104,7 @@ struct BpfStatsResult {
 	std::vector<unsigned int> smallSyncRoundsPerBatch;
 	std::vector<u64> smallBatchNs;
 	std::vector<unsigned int> nrEntries;	/* nr_entries of each 164-site batch */
+	std::vector<BpfStatsFlip> flipCensus;	/* one per flip made */
 	unsigned long refsXcpu = 0;		/* refsCrossCpuWrites() over the run, all CPUs */
 	unsigned long refsPatcherWrites = 0;	/* publish/drain writes over the run */
 	unsigned long staleCalls = 0;	/* calls that took the old branch after finish returned */

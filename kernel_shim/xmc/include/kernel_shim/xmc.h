@@ -261,10 +261,14 @@ void xmcSyncRoundDone() noexcept;
 void xmcMembarrierRound(u64 seq) noexcept;
 /*
  * Where the INT3 handler's ref counts are, for R3 to read them: @percpu[cpu]
- * (NR_CPUS entries) or, with @global (pokelab.refs=global), the one shared
- * count @shared. NULL forgets them. Boot, before any CPU but 0 runs.
+ * (NR_CPUS entries) and the one shared count @shared, and @global, the flag
+ * the handler reads to pick between them (true: pokelab.refs=global, the
+ * shared count). The model loads *@global at each check, so it follows a
+ * switch between batches (text_poke_set_refs_mode()) without being told;
+ * @global NULL means per-CPU counts. NULL forgets them. Boot, before any
+ * CPU but 0 runs.
  */
-void xmcInt3Refs(const int *const *percpu, const int *shared, bool global) noexcept;
+void xmcInt3Refs(const int *const *percpu, const int *shared, const bool *global) noexcept;
 /*
  * The batch's refs drain returned (every CPU's count dropped and waited
  * for): R3 reads every count (0, or a handler still holds a ref) and checks
