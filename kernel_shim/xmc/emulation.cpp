@@ -328,8 +328,9 @@ void checkEmulation(int cpu, const EmuRec &r)
  * look stopped at, up to kEmuChunk from a CPU at a visit: the writer's
  * cost per write stays the same however many CPUs trap (what a full ring
  * cannot hold is dropped and counted as not sampled). A visit reads the
- * CPU's head once and publishes the tail once, so that records cost a
- * miss each, not three.
+ * CPU's head only when it has taken all it saw there, and the CPU reads
+ * the tail only when its ring looks full: a record costs the writer one
+ * miss, not three.
  */
 void takeEmulations(unsigned int budget)
 {
