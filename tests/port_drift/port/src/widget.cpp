@@ -123,6 +123,14 @@ void widget_old_lock(void)
 	mutex_lock(&widget_lock);
 }
 
+/* Port of widget_map(), kernel/widget.c, v9.1: one marked hunk stands for most of it */
+void widget_map(struct widget *w)
+{
+	/* userspace: one anonymous mapping stands for the pages and their protection */
+	w->base = mmap_widget(w);
+	w->mapped = true;
+}
+
 /* Port of the widget table's locking rules, kernel/widget.c */
 static std::mutex table_lock;
 

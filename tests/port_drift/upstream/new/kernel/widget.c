@@ -91,3 +91,13 @@ void widget_wake(struct widget *w)
 }
 
 #define WIDGET_CHECK(w)	WARN_ON(!(w)->refs)
+
+void widget_map(struct widget *w)
+{
+	w->base = alloc_pages(w->order);
+	if (!w->base)
+		return;
+	set_memory_ro(w->base, 1 << w->order);
+	flush_tlb_all();
+	w->mapped = true;
+}
