@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Reading what a kernel developer brings: a `git diff`, `git format-patch`
+# files, or an mbox of a series as `b4 am` writes it. The diff itself is
+# parsed by unidiff (Debian's python3-unidiff); this file splits mboxes,
+# names each message and refuses what is not a patch to the kernel's x86
+# tree, one line each (exit 2).
+
+import re
+
+try:
+	import unidiff
+except ImportError:		# checked by the caller, which says what to install
+	unidiff = None
+
+MBOX_FROM = re.compile(r'^From \S+ +\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}$', re.M)
+COVER_RE = re.compile(r'\[[^\]]*\b0+/\d+\s*\]')
+
+
+class Bad(Exception):
+	"""Bad input: one line, exit status 2."""
+
+
+class Hunk:
+	def __init__(self, patch, path, index, h):
+		self.patch, self.path, self.index = patch, path, index
+		self.source_start, self.source_length = h.source_start, h.source_length
+		self.target_start, self.target_length = h.target_start, h.target_length
+		self.section = (h.section_header or '').strip()
+		self.lines = [(l.line_type, l.value) for l in h]
+
+	def header(self):
+		return '@@ -%d,%d +%d,%d @@' % (self.source_start, self.source_length,
+					       self.target_start, self.target_length)
+
+	def old_lines(self):
+		return [v for t, v in self.lines if t in (' ', '-')]
+
+	def new_lines(self):
+		return [v for t, v in self.lines if t in (' ', '+')]
+
+	def name(self):
+		return '%s %s hunk %d (%s)' % (self.patch.name, self.path, self.index + 1, self.header())
+
+
+class FilePatch:
+	def __init__(self, patch, pf):
+		self.patch = patch
+		self.path = pf.path
+		self.added = pf.is_added_file
+		self.removed = pf.is_removed_file
+		self.hunks = [Hunk(patch, self.path, k, h) for k, h in enumerate(pf)]
+
+
+class Patch:
+	"""One patch: a message of an mbox, a format-patch file, or a plain diff."""
+
+	def __init__(self, name, subject, files):
+		self.name, self.subject, self.files = name, subject, files
+
+
+def _subject(head):
+	m = re.search(r'^Subject:[ \t]*(.*(?:\n[ \t]+.*)*)', head, re.M | re.I)
+	return re.sub(r'\s+', ' ', m.group(1)).strip() if m else ''
+
+
+def _messages(path, text):
+	"""(name, subject, body) of each message in text."""
+	starts = [m.start() for m in MBOX_FROM.finditer(text)]
+	if not starts or text[:starts[0]].strip():
+		return [(path, '', text)]
+	out = []
+	for k, s in enumerate(starts):
+		e = starts[k + 1] if k + 1 < len(starts) else len(text)
+		msg = text[s:e]
+		head, _, body = msg.partition('\n\n')
+		name = path if len(starts) == 1 else '%s message %d' % (path, k + 1)
+		out.append((name, _subject(head), body))
+	return out
+
+
+def _diff_part(body):
+	"""The diff of a message: from its first diff header to the signature."""
+	m = re.search(r'^(diff --git |--- (a/|/dev/null)|Index: )', body, re.M)
+	if not m:
+		return None
+	diff = body[m.start():]
+	sig = re.search(r'^-- \n(?:[\w.+~-]+\n)?\s*\Z', diff, re.M)
+	if sig:
+		diff = diff[:sig.start()]
+	return diff
+
+
+def read_patches(paths, arch='x86'):
+	if unidiff is None:
+		raise Bad('python3-unidiff is not installed (apt-get install python3-unidiff, '
+			  'or run tools/install-deps.sh)')
+	out = []
+	for path in paths:
+		try:
+			with open(path, 'rb') as f:
+				data = f.read()
+		except OSError as e:
+			raise Bad('%s: cannot read it: %s (want PATCH, a file git diff or git '
+				  'format-patch wrote)' % (path, e.strerror))
+		if b'\0' in data:
+			raise Bad('%s: a binary file, not a patch (want the text git diff or git '
+				  'format-patch writes)' % path)
+		try:
+			text = data.decode('utf-8')
+		except UnicodeDecodeError as e:
+			raise Bad('%s: not UTF-8 text at byte %d (want a patch as git format-patch '
+				  'writes it)' % (path, e.start))
+		if '\r\n' in text:
+			line = text[:text.index('\r\n')].count('\n') + 1
+			raise Bad('%s:%d: CRLF line ends (want LF line ends, as git writes patches; '
+				  'dos2unix fixes it)' % (path, line))
+		msgs = _messages(path, text)
+		for k, (name, subject, body) in enumerate(msgs):
+			diff = _diff_part(body)
+			if diff is None:
+				if COVER_RE.search(subject):
+					raise Bad('%s: a cover letter ("%s"), not a patch (want the '
+						  'series\' patches alone: b4 am writes the cover letter '
+						  'to a file of its own)' % (name, subject[:60]))
+				raise Bad('%s: not a patch: no diff in it (want a file git diff, git '
+					  'format-patch or b4 am wrote)' % name)
+			try:
+				ps = unidiff.PatchSet(diff)
+			except unidiff.UnidiffParseError as e:
+				raise Bad('%s: not a patch unidiff can read: %s' % (name, e))
+			if not len(ps):
+				raise Bad('%s: not a patch: no file diff in it' % name)
+			p = Patch(name, subject, [])
+			for pf in ps:
+				_check_file(name, pf, arch)
+				p.files.append(FilePatch(p, pf))
+			out.append(p)
+	if not out:
+		raise Bad('no patch given (want pokelab port-patch [OPTIONS] PATCH...)')
+	return out
+
+
+def _check_file(name, pf, arch):
+	path = pf.path
+	if pf.is_binary_file:
+		raise Bad('%s: %s: a binary patch (want text hunks to C code)' % (name, path))
+	if pf.is_rename and not len(pf):
+		raise Bad('%s: %s: a rename with no hunk (the port follows functions, not file '
+			  'names; want a patch that changes code)' % (name, path))
+	if not len(pf):
+		raise Bad('%s: %s: no hunk (a mode change or an empty file?)' % (name, path))
+	m = re.match(r'arch/([^/]+)/', path)
+	if m and m.group(1) != arch:
+		raise Bad('%s: %s: another architecture\'s file (pokelab ports arch/%s only)'
+			  % (name, path, arch))

@@ -1,0 +1,518 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# port-patch: a patch written against the kernel tree, applied to the port.
+# See docs/porting.md, "From a kernel patch to the port".
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import drift
+from . import kitems
+from . import patchin
+from . import place
+from .patchin import Bad
+from .portmap import PortMap
+
+USAGE = ('pokelab port-patch [--check] [-R] [--reject] [--upstream DIR] [--worktree DIR] '
+	 '[--build DIR] [--root DIR] PATCH... [--torture [TORTURE-OPTIONS]]')
+
+# Kernel files whose functions the port keeps under other rooms' stand-ins:
+# what a hunk there meets instead of a port (docs/porting.md's table is read too).
+NOT_PORTED_HEADING = '## Kernel code pokelab does not port'
+
+
+def git_top(path):
+	try:
+		p = subprocess.run(['git', '-C', path, 'rev-parse', '--show-toplevel'],
+				   capture_output=True, text=True)
+	except OSError:
+		return None
+	return p.stdout.strip() if p.returncode == 0 else None
+
+
+def read_not_ported(root):
+	"""{kernel name: what pokelab does instead}, from docs/porting.md."""
+	path = os.path.join(root, 'docs', 'porting.md')
+	out = {}
+	try:
+		with open(path, encoding='utf-8') as f:
+			lines = f.read().split('\n')
+	except OSError:
+		return out
+	if NOT_PORTED_HEADING not in lines:
+		return out
+	for line in lines[lines.index(NOT_PORTED_HEADING) + 1:]:
+		if line.startswith('#'):
+			break
+		cells = [c.strip() for c in line.strip().strip('|').split('|')]
+		if len(cells) < 2 or not line.startswith('|') or set(cells[0]) <= set('-: '):
+			continue
+		for name in re.findall(r'`([A-Za-z_]\w*)(?:\(\))?`', cells[0]):
+			out[name] = cells[1]
+	return out
+
+
+class Upstream:
+	"""The kernel files as the patches leave them, hunk by hunk."""
+
+	def __init__(self, root):
+		self.root = root
+		self.text, self.src = {}, {}
+
+	def get(self, rel, create=False):
+		if rel not in self.text:
+			p = os.path.join(self.root, rel)
+			if os.path.isfile(p):
+				with open(p, encoding='utf-8', errors='replace') as f:
+					self.text[rel] = f.read()
+			elif create:
+				self.text[rel] = ''
+			else:
+				return None
+		return self.text[rel]
+
+	def source(self, rel):
+		if rel not in self.src:
+			self.src[rel] = drift.Source(os.path.join(self.root, rel), rel, self.get(rel))
+		return self.src[rel]
+
+	def set(self, rel, text, src=None):
+		self.text[rel] = text
+		self.src[rel] = src or drift.Source(os.path.join(self.root, rel), rel, text)
+
+
+def apply_hunk(text, hunk, reverse):
+	"""text with hunk applied, as patch(1) does without fuzz: offset search only."""
+	old, new = (hunk.new_lines(), hunk.old_lines()) if reverse else \
+		(hunk.old_lines(), hunk.new_lines())
+	start = (hunk.target_start if reverse else hunk.source_start) - 1
+	lines = text.split('\n')
+	trail = lines and lines[-1] == ''
+	body = lines[:-1] if trail else lines
+	want = [l.rstrip('\n') for l in old]
+	n = len(want)
+	if not n:
+		at = max(min(start + 1, len(body)), 0) if start >= 0 else 0
+		if (hunk.target_start if reverse else hunk.source_start) == 0:
+			at = 0
+		cands = [at]
+	else:
+		cands = sorted(range(0, max(len(body) - n + 1, 0)), key=lambda k: abs(k - start))
+	for k in cands:
+		if body[k:k + n] == want:
+			out = body[:k] + [l.rstrip('\n') for l in new] + body[k + n:]
+			return '\n'.join(out) + ('\n' if trail or not body else ''), k + 1
+	return None, None
+
+
+class Session:
+	def __init__(self, args):
+		self.args = args
+		self.root = args.root
+		self.map = PortMap(self.root)
+		self.not_ported = read_not_ported(self.root)
+		self.kernel_files = set(self.map.kernel_files())
+		self.up = Upstream(args.upstream)
+		self.port = {}		# rel -> text, as edited
+		self.changed = []	# (entry name, rel, line, hunk name)
+		self.rows = []		# (hunk, word, text)
+		self.failed = 0
+
+	# -- the port's files, as edited so far
+
+	def port_text(self, rel):
+		if rel not in self.port:
+			with open(os.path.join(self.root, rel), encoding='utf-8') as f:
+				self.port[rel] = f.read()
+		return self.port[rel]
+
+	def reload(self, rels):
+		"""Re-read the map for the files just edited."""
+		files = []
+		seen = set()
+		for e in self.map.entries:
+			if e.rel not in seen:
+				seen.add(e.rel)
+		keep = [p for p in self.map.ports if p.src.rel not in rels]
+		fresh = PortMap(self.root, [(r, self.port[r]) for r in rels])
+		self.map.ports = keep + fresh.ports
+		self.map.entries = [e for e in self.map.entries if e.rel not in rels] + fresh.entries
+		del files
+
+	def renames(self, name):
+		return drift.renames_for(self.map.renames, name)
+
+	# -- one hunk
+
+	def hunk(self, h, fp):
+		path = h.path
+		reverse = self.args.reverse
+		old = self.up.get(path, create=fp.added if not reverse else fp.removed)
+		if old is None:
+			raise Bad('%s: %s is not in the kernel tree %s (want a patch against Linux 7.3, '
+				  'or --upstream DIR naming the tree it was made against)'
+				  % (h.name(), path, self.args.upstream))
+		new, at = apply_hunk(old, h, reverse)
+		if new is None:
+			raise Bad('%s: does not apply to the kernel tree %s: its %s lines are not '
+				  'there (a patch against another version? --upstream DIR names the '
+				  'tree)' % (h.name(), self.args.upstream,
+					     'new' if reverse else 'context and removed'))
+		osrc = self.up.source(path)
+		nsrc = drift.Source(os.path.join(self.args.upstream, path), path, new)
+		self.up.set(path, new, nsrc)
+		if path not in self.kernel_files:
+			self.row(h, 'no port', 'not in the port: %s has no port%s' % (
+				path, self._instead_file(path)))
+			return
+		if place.comment_only(osrc, nsrc):
+			self.row(h, 'comment', 'comment-only, nothing to do')
+			return
+		pairs = kitems.paired(kitems.items(osrc), kitems.items(nsrc))
+		changed = [(a, b) for a, b in pairs if a is None or b is None or a.key != b.key]
+		edits = {}
+		for a, b in changed:
+			self.item(h, path, a, b, osrc, nsrc, pairs, edits)
+		self.write_edits(edits)
+
+	def _instead_file(self, path):
+		return ''
+
+	def row(self, h, word, text):
+		self.rows.append((h, word, text))
+		if word == 'conflict':
+			self.failed += 1
+
+	def entry_for(self, h, path, it):
+		kind = it.kind
+		found = self.map.find(it.name, kind, path)
+		if not found:
+			found = self.map.find(it.name, kind)
+		if len(found) > 1:
+			# the same kernel name ported twice (config variants): the ones whose file
+			# name matches the kernel file's room; else it is ambiguous
+			raise Bad('%s: %s matches two places in the port: %s (want one Port-of line '
+				  'per kernel definition)' % (h.name(), it.label(), ', '.join(
+					  e.where() for e in found[:3])))
+		return found[0] if found else None
+
+	def item(self, h, path, a, b, osrc, nsrc, pairs, edits):
+		it = a or b
+		if it.kind == 'pp':
+			self.row(h, 'no port', 'not in the port: the preprocessor line "%s" (the port '
+				 'has its own includes and config)' % _short(it.name))
+			return
+		entry = self.entry_for(h, path, it)
+		if a is not None and b is not None:
+			if entry is None:
+				self.row(h, 'no port', self.no_port(it))
+				return
+			self.merge(h, path, a, b, osrc, nsrc, entry, edits)
+		elif b is not None:
+			self.add(h, path, b, nsrc, pairs, edits)
+		else:
+			if entry is None:
+				self.row(h, 'no port', self.no_port(it, removed=True))
+				return
+			self.remove(h, entry, edits)
+
+	def no_port(self, it, removed=False):
+		instead = self.not_ported.get(it.name)
+		what = 'the kernel %s %s has no port' % (
+			{'func': 'function', 'macro': 'macro', 'decl': 'definition'}.get(it.kind, it.kind),
+			it.label())
+		return 'not in the port: %s%s' % (what, '; instead: ' + instead if instead else '')
+
+	def merge(self, h, path, a, b, osrc, nsrc, entry, edits):
+		entries = [entry] + self.map.fragments(a.name, path)
+		m = place.Merge(osrc, a, nsrc, b, entries, self.renames(a.name)).run()
+		if m.conflicts:
+			line, expect, port = m.conflicts[0]
+			detail = ['    kernel 7.3 expects:  ' + x.strip() for x in expect] + \
+				 ['    port has:            ' + x.strip() for x in port]
+			self.row(h, 'conflict', 'conflict at %s:%d (%s): the port\'s code there is '
+				 'not the kernel\'s%s\n%s' % (entry.rel, line, a.label(),
+							      '' if len(m.conflicts) == 1 else
+							      ' (%d places)' % len(m.conflicts),
+							      '\n'.join(detail)))
+			return
+		if m.absorbed:
+			self.row(h, 'absorbed', '%s of %s: the port does otherwise there, at %s (a '
+				 'marked deviation): nothing to do' % (
+					 'a change' if len(m.absorbed) == 1 else
+					 '%d changes' % len(m.absorbed), a.label(), ', '.join(
+						 '%s:%d' % (entry.rel, n) for n in sorted(set(m.absorbed)))))
+		if not m.edits:
+			if not m.absorbed:
+				self.row(h, 'comment', 'nothing to do in %s (only what the port reads '
+					 'otherwise changed)' % a.label())
+			return
+		for e in entries:
+			if id(e) not in m.used:
+				continue
+			es = [x for x in m.edits if x.src is e.src and e.src.toks[e.start].start <= x.start
+			      <= e.src.toks[e.end].end + 1]
+			if not es:
+				continue
+			edits.setdefault(e.rel, []).extend(es)
+			line = min(x.line for x in es)
+			self.row(h, 'applied', 'applied at %s:%d (%s%s)' % (
+				e.rel, line, a.label(), ', in its helper %s()' % e.src.toks[e.start].text
+				if e.fragment else ''))
+			self.changed.append((a.name, e.rel, line, h))
+
+	def add(self, h, path, b, nsrc, pairs, edits):
+		"""A new kernel definition goes beside its ported neighbour."""
+		new_items = [y for x, y in pairs if y is not None]
+		new_items.sort(key=lambda it: it.start)
+		k = new_items.index(b)
+		text = nsrc.text
+		prev_end = nsrc.toks[new_items[k - 1].end].end if k > 0 else 0
+		lo = place.line_start(text, nsrc.toks[b.start].start)
+		# the comment block right above it comes with it
+		seg_lo = place.line_start(text, prev_end) if prev_end else 0
+		above = text[prev_end:lo]
+		m = re.search(r'\n\s*\n', above)
+		lo = prev_end + m.end() if m else lo
+		lo = max(lo, seg_lo)
+		hi = min(place.line_end(text, nsrc.toks[b.end].end) + 1, len(text))
+		body = place.render(nsrc, lo, hi, nsrc.toks, place.inverse_renames(
+			self.renames(b.name)))
+		body = body.lstrip('\n')
+		for j in list(range(k - 1, -1, -1)) + list(range(k + 1, len(new_items))):
+			nb = new_items[j]
+			if nb.kind == 'pp':
+				continue
+			e = self.entry_for(h, path, nb)
+			if e is None:
+				continue
+			ptext = self.port_text(e.rel)
+			tag = '/* Port of %s, %s, added by port-patch */\n' % (
+				b.label() if b.kind != 'decl' else b.name.split(':')[-1], path)
+			if j < k:
+				at = min(place.line_end(ptext, e.src.toks[e.end].end) + 1, len(ptext))
+				ins = '\n' + tag + body
+			else:
+				at = place.line_start(ptext, e.src.comments[0].start if False else
+						      _comment_start(e))
+				ins = tag + body + '\n'
+			edits.setdefault(e.rel, []).append(place.Edit(at, at, ins,
+							       ptext.count('\n', 0, at) + 2))
+			self.row(h, 'applied', 'applied at %s:%d (%s, new, beside %s)' % (
+				e.rel, ptext.count('\n', 0, at) + 2, b.label(), nb.label()))
+			self.changed.append((b.name, e.rel, ptext.count('\n', 0, at) + 2, h))
+			return
+		self.row(h, 'no port', 'not in the port: %s is new and no neighbour of it has a '
+			 'port' % b.label())
+
+	def remove(self, h, entry, edits):
+		ptext = self.port_text(entry.rel)
+		lo = place.line_start(ptext, _comment_start(entry))
+		hi = min(place.line_end(ptext, entry.src.toks[entry.end].end) + 1, len(ptext))
+		if hi < len(ptext) and ptext[hi] == '\n' and lo > 0 and ptext[lo - 1] == '\n':
+			hi += 1
+		edits.setdefault(entry.rel, []).append(place.Edit(lo, hi, '', entry.line))
+		self.row(h, 'applied', 'applied at %s:%d (%s, removed)' % (entry.rel, entry.line,
+									 entry.name))
+		self.changed.append((entry.name, entry.rel, entry.line, h))
+
+	def write_edits(self, edits):
+		for rel, es in edits.items():
+			text = self.port_text(rel)
+			es.sort(key=lambda e: (e.start, e.end))
+			for x, y in zip(es, es[1:]):
+				if y.start < x.end:
+					raise Bad('%s: two changes of one hunk overlap at line %d' % (rel, y.line))
+			for e in reversed(es):
+				text = text[:e.start] + e.text + text[e.end:]
+			self.port[rel] = text
+		if edits:
+			self.reload(set(edits))
+
+
+def _comment_start(entry):
+	"""Where the entry's Port-of comment starts (or the definition, without one)."""
+	src = entry.src
+	for c in src.comments:
+		if c.line == entry.comment or (c.line <= entry.comment <= c.end):
+			return c.start
+	return src.toks[entry.start].start
+
+
+def _short(s):
+	return s if len(s) <= 50 else s[:47] + '...'
+
+
+class Parser(argparse.ArgumentParser):
+	def error(self, message):
+		raise Bad('%s (usage: %s)' % (message, USAGE))
+
+
+def default_upstream(root):
+	env = os.environ.get('POKELAB_UPSTREAM')
+	if env:
+		return env
+	cand = os.path.normpath(os.path.join(root, '..', 'shared', 'reference', 'upstream', '7.3'))
+	return cand if os.path.isdir(cand) else None
+
+
+def parse(argv):
+	torture = None
+	if '--torture' in argv:
+		k = argv.index('--torture')
+		argv, torture = argv[:k], argv[k + 1:]
+	ap = Parser(prog='pokelab port-patch', usage=USAGE, add_help=True,
+		    description='Apply patches written against the Linux 7.3 tree to the port.')
+	ap.add_argument('patches', nargs='*', metavar='PATCH')
+	ap.add_argument('--check', action='store_true', help='say where each hunk goes, write nothing')
+	ap.add_argument('-R', '--reverse', action='store_true', help='take the patches back out')
+	ap.add_argument('--reject', action='store_true',
+			help='write the hunks that were placed even if some were not')
+	ap.add_argument('--upstream', metavar='DIR',
+			help='the kernel tree the patches were made against (default: '
+			'$POKELAB_UPSTREAM, else ../shared/reference/upstream/7.3 beside the checkout)')
+	ap.add_argument('--worktree', metavar='DIR',
+			help='apply to a new git worktree DIR of the checkout, not to the checkout')
+	ap.add_argument('--build', metavar='DIR', help='build directory for --torture (default: '
+			'build/ of the tree patched)')
+	ap.add_argument('--root', metavar='DIR', help='the pokelab checkout (default: the git top '
+			'level of the current directory)')
+	args = ap.parse_args(argv)
+	args.torture = torture
+	if not args.patches:
+		raise Bad('no PATCH given (usage: %s)' % USAGE)
+	root = args.root or git_top(os.getcwd())
+	if not root or not os.path.isfile(os.path.join(root, 'tools', 'port-drift')):
+		raise Bad('%s: not a pokelab checkout (run it inside one, or --root DIR)' %
+			  (args.root or os.getcwd()))
+	args.root = os.path.abspath(root)
+	args.upstream = args.upstream or default_upstream(args.root)
+	if not args.upstream or not os.path.isdir(args.upstream):
+		raise Bad('--upstream %s: no such directory (want --upstream DIR, the Linux 7.3 '
+			  'tree the patches were made against)' % args.upstream)
+	if args.worktree and os.path.exists(args.worktree):
+		raise Bad('--worktree %s: already exists (want a new directory for git worktree '
+			  'add)' % args.worktree)
+	if args.check and args.torture is not None:
+		raise Bad('--check with --torture: a dry run has nothing to torture (drop one)')
+	if args.build and args.torture is None:
+		raise Bad('--build %s without --torture: nothing to build (add --torture)' % args.build)
+	return args
+
+
+def main(argv):
+	t0 = time.monotonic()
+	args = parse(argv)
+	patches = patchin.read_patches(args.patches)
+	s = Session(args)
+	order = list(patches)
+	if args.reverse:
+		# --upstream is the tree the patches were made against: bring it to their
+		# result first, then take them back out hunk by hunk, last first
+		for p in patches:
+			for fp in p.files:
+				for h in fp.hunks:
+					old = s.up.get(h.path, create=fp.added)
+					if old is None:
+						raise Bad('%s: %s is not in the kernel tree %s' % (
+							h.name(), h.path, args.upstream))
+					new, _ = apply_hunk(old, h, False)
+					if new is None:
+						raise Bad('%s: does not apply to the kernel tree %s (-R takes '
+							  'back a patch made against it)' % (h.name(),
+											    args.upstream))
+					s.up.set(h.path, new)
+		order.reverse()
+	for p in order:
+		files = list(p.files)
+		if args.reverse:
+			files.reverse()
+		for fp in files:
+			hunks = list(fp.hunks)
+			if args.reverse:
+				hunks.reverse()
+			for h in hunks:
+				s.hunk(h, fp)
+	out = []
+	for h, word, text in s.rows:
+		out.append('%s: %s' % (h.name(), text))
+	counts = {}
+	for _, word, _ in s.rows:
+		counts[word] = counts.get(word, 0) + 1
+	placed_t = time.monotonic() - t0
+	summary = '%d hunks: %d applied, %d comment-only or nothing to do, %d absorbed by marked ' \
+		  'deviations, %d not in the port, %d conflicts (%.2f s)' % (
+			  len({id(h) for h, _, _ in s.rows}), counts.get('applied', 0),
+			  counts.get('comment', 0), counts.get('absorbed', 0), counts.get('no port', 0),
+			  counts.get('conflict', 0), placed_t)
+	sys.stdout.write('\n'.join(out) + '\n')
+	target = args.root
+	write = not args.check and (not s.failed or args.reject)
+	if write:
+		if args.worktree:
+			target = make_worktree(args.root, args.worktree)
+		written = write_files(target, s.port, {r for _, r, _, _ in s.changed})
+		summary += '; wrote %d file%s%s' % (len(written), '' if len(written) == 1 else 's',
+						      ' in ' + target if args.worktree else '')
+	elif s.failed:
+		summary += '; nothing written (all or nothing, as git apply: --reject writes the rest)'
+	else:
+		summary += '; --check: nothing written'
+	print('port-patch: ' + summary)
+	if s.failed and not (args.reject and write):
+		return 3 if args.torture is not None else 1
+	if args.torture is not None:
+		from . import verdict
+		return verdict.torture(args, target, s, patches)
+	return 1 if s.failed else 0
+
+
+def make_worktree(root, wt):
+	p = subprocess.run(['git', '-C', root, 'worktree', 'add', '--detach', '-q', wt],
+			   capture_output=True, text=True)
+	if p.returncode:
+		raise Bad('--worktree %s: git worktree add failed: %s' % (wt, p.stderr.strip()))
+	return os.path.abspath(wt)
+
+
+def write_files(root, texts, rels):
+	"""Each edited file replaced whole (a temporary file renamed over it)."""
+	done = []
+	for rel in sorted(texts):
+		path = os.path.join(root, rel)
+		try:
+			with open(path, encoding='utf-8') as f:
+				if f.read() == texts[rel]:
+					continue
+		except OSError:
+			pass
+		fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.port-patch.')
+		with os.fdopen(fd, 'w', encoding='utf-8') as f:
+			f.write(texts[rel])
+		st = os.stat(path) if os.path.exists(path) else None
+		if st:
+			os.chmod(tmp, st.st_mode & 0o7777)
+		os.replace(tmp, path)
+		done.append(rel)
+	return done
+
+
+def run(argv):
+	try:
+		sys.exit(main(argv))
+	except Bad as e:
+		sys.stderr.write('port-patch: %s\n' % e)
+		sys.exit(2)
+	except drift.Usage as e:
+		sys.stderr.write('port-patch: %s\n' % e)
+		sys.exit(2)
+	except BrokenPipeError:
+		sys.exit(0)
+	except KeyboardInterrupt:
+		sys.stderr.write('port-patch: interrupted; nothing more written\n')
+		sys.exit(130)
