@@ -600,10 +600,16 @@ static __always_inline void put_text_poke_array(void)
  * holding one. Both feed the false-sharing census; at the drain's return
  * the cross-modifying-code model reads the counts themselves (R3).
  */
+
+/*
+ * Port of smp_text_poke_batch_finish()'s refs publish loop,
+ * arch/x86/kernel/alternative.c, v7.3 (port-patch takes hunks of that loop here)
+ */
 static void text_poke_array_refs_publish(void)
 {
 	unsigned int i;
 
+	/* userspace: refs=global, v6.15's one shared count */
 	if (READ_ONCE(text_poke_refs_global)) {
 		atomic_set_release(&text_poke_array_refs_global, 1);
 		text_poke_refs_written(TEXT_POKE_REFS_GLOBAL_LINE);
@@ -612,16 +618,21 @@ static void text_poke_array_refs_publish(void)
 	}
 	for_each_possible_cpu(i) {
 		atomic_set_release(per_cpu_ptr(&text_poke_array_refs, i), 1);
-		text_poke_refs_written(i);
-		text_poke_refs_patcher_writes++;
+		text_poke_refs_written(i);	/* userspace: census */
+		text_poke_refs_patcher_writes++;	/* userspace: census */
 	}
 }
 
+/*
+ * Port of smp_text_poke_batch_finish()'s refs drain loop,
+ * arch/x86/kernel/alternative.c, v7.3 (port-patch takes hunks of that loop here)
+ */
 static void text_poke_array_refs_drain(void)
 {
 	unsigned int i;
 
 	/* The acquire pairs with smp_mb__before_atomic() in put_text_poke_array(). */
+	/* userspace: refs=global, v6.15's one shared count */
 	if (READ_ONCE(text_poke_refs_global)) {
 		bool last;
 
@@ -637,9 +648,9 @@ static void text_poke_array_refs_drain(void)
 		atomic_t *refs = per_cpu_ptr(&text_poke_array_refs, i);
 		bool last;
 
-		last = atomic_dec_and_test(refs);
-		text_poke_refs_written(i);
-		text_poke_refs_patcher_writes++;
+		last = atomic_dec_and_test(refs);	/* userspace: the census goes between */
+		text_poke_refs_written(i);	/* userspace: census */
+		text_poke_refs_patcher_writes++;	/* userspace: census */
 		/* userspace: BUSTED, the wait for handlers still holding a ref deleted */
 		if (unlikely(!last) && !BUSTED(REFS_NO_WAIT))
 			atomic_cond_read_acquire(refs, !VAL);

@@ -84,6 +84,7 @@ void pokelab_text_poke_early_synced(void)
  * BUG_func() is what an ALT_CALL_INSTR replacement calls before it is
  * re-aimed; reaching it means a DIRECT_CALL site ran unpatched.
  */
+/* Port of BUG_func(), arch/x86/kernel/alternative.c, v7.3 */
 extern "C" __noinline void BUG_func(void)
 {
 	BUG();
@@ -98,6 +99,7 @@ asm(".pushsection .text, \"ax\", @progbits\n"
     ".size nop_func, .-nop_func\n"
     ".popsection\n");
 
+/* Port of instr_va(), arch/x86/kernel/alternative.c, v7.3 */
 static inline u8 *instr_va(struct alt_instr *i)
 {
 	return (u8 *)&i->instr_offset + i->instr_offset;
@@ -309,6 +311,7 @@ static inline bool need_reloc(unsigned long offset, u8 *src, size_t src_len)
  * aliasing (the kernel with -fno-strict-aliasing) and the displacement is
  * unaligned.
  */
+/* Port of apply_reloc_n(), arch/x86/kernel/alternative.c, v7.3 */
 #define apply_reloc_n(n_, p_, d_)				\
 	do {							\
 		s##n_ x_;					\
@@ -421,7 +424,9 @@ void text_poke_apply_relocation(u8 *buf, const u8 *const instr, size_t instrlen,
 	optimize_nops(instr, buf, instrlen);
 }
 
+/* Port of CALL_RIP_REL_OPCODE(), arch/x86/kernel/alternative.c, v7.3 */
 #define CALL_RIP_REL_OPCODE	0xff
+/* Port of CALL_RIP_REL_MODRM(), arch/x86/kernel/alternative.c, v7.3 */
 #define CALL_RIP_REL_MODRM	0x15
 
 /*
@@ -792,6 +797,7 @@ asm(".pushsection .text, \"ax\", @progbits\n"
     ".popsection\n");
 
 /* Runs the self-test site once; returns 0 if it reached the right addresses. */
+/* Port of alt_reloc_selftest(), arch/x86/kernel/alternative.c, v7.3 */
 extern "C" __noinline int alt_reloc_selftest(void)
 {
 	unsigned long calls = READ_ONCE(alt_reloc_selftest_calls);

@@ -78,11 +78,13 @@ static inline class_mutex_t class_mutex_constructor(struct mutex *lock)
 	class_##_name##_t __JL_PASTE(__guard_, __COUNTER__) __attribute__((unused)) =	\
 		class_##_name##_constructor
 
+/* Port of jump_label_lock(), include/linux/jump_label.h, v7.3 */
 void jump_label_lock(void)
 {
 	mutex_lock(&jump_label_mutex);
 }
 
+/* Port of jump_label_unlock(), include/linux/jump_label.h, v7.3 */
 void jump_label_unlock(void)
 {
 	mutex_unlock(&jump_label_mutex);
@@ -143,17 +145,20 @@ int static_key_count(struct static_key *key)
 	return n >= 0 ? n : 1;
 }
 
+/* Port of static_key_entries(), kernel/jump_label.c, v7.3 */
 static inline struct jump_entry *static_key_entries(struct static_key *key)
 {
 	WARN_ON_ONCE(key->type & JUMP_TYPE_LINKED);
 	return (struct jump_entry *)(key->type & ~JUMP_TYPE_MASK);
 }
 
+/* Port of static_key_type(), kernel/jump_label.c, v7.3 */
 static inline bool static_key_type(struct static_key *key)
 {
 	return key->type & JUMP_TYPE_TRUE;
 }
 
+/* Port of static_key_set_entries(), kernel/jump_label.c, v7.3 */
 static void static_key_set_entries(struct static_key *key, struct jump_entry *entries)
 {
 	unsigned long type;
@@ -216,16 +221,19 @@ static void __jump_label_update(struct static_key *key, struct jump_entry *entry
 	arch_jump_label_transform_apply();
 }
 
+/* Port of static_key_linked(), kernel/jump_label.c, v7.3 */
 static inline bool static_key_linked(struct static_key *key)
 {
 	return key->type & JUMP_TYPE_LINKED;
 }
 
+/* Port of static_key_clear_linked(), kernel/jump_label.c, v7.3 */
 static inline void static_key_clear_linked(struct static_key *key)
 {
 	key->type &= ~JUMP_TYPE_LINKED;
 }
 
+/* Port of static_key_set_linked(), kernel/jump_label.c, v7.3 */
 static inline void static_key_set_linked(struct static_key *key)
 {
 	key->type |= JUMP_TYPE_LINKED;
@@ -238,6 +246,7 @@ struct static_key_mod {
 	struct module *mod;	/* NULL: the program's own entries */
 };
 
+/* Port of static_key_mod(), kernel/jump_label.c, v7.3 */
 static inline struct static_key_mod *static_key_mod(struct static_key *key)
 {
 	WARN_ON_ONCE(!static_key_linked(key));
@@ -245,6 +254,7 @@ static inline struct static_key_mod *static_key_mod(struct static_key *key)
 }
 
 /* key->type and key->next share the word: set ->next, keep the type bits */
+/* Port of static_key_set_mod(), kernel/jump_label.c, v7.3 */
 static void static_key_set_mod(struct static_key *key, struct static_key_mod *mod)
 {
 	unsigned long type;
@@ -404,6 +414,7 @@ static void static_key_enable_cpuslocked(struct static_key *key)
 	jump_label_unlock();
 }
 
+/* Port of static_key_enable(), kernel/jump_label.c, v7.3 */
 void static_key_enable(struct static_key *key)
 {
 	static_key_check_ro(key);
@@ -431,6 +442,7 @@ static void static_key_disable_cpuslocked(struct static_key *key)
 	jump_label_unlock();
 }
 
+/* Port of static_key_disable(), kernel/jump_label.c, v7.3 */
 void static_key_disable(struct static_key *key)
 {
 	static_key_check_ro(key);

@@ -60,42 +60,50 @@ void static_call_force_reinit(void)
 
 static DEFINE_MUTEX(static_call_mutex);
 
+/* Port of static_call_lock(), kernel/static_call_inline.c, v7.3 */
 static void static_call_lock(void)
 {
 	mutex_lock(&static_call_mutex);
 }
 
+/* Port of static_call_unlock(), kernel/static_call_inline.c, v7.3 */
 static void static_call_unlock(void)
 {
 	mutex_unlock(&static_call_mutex);
 }
 
+/* Port of static_call_addr(), kernel/static_call_inline.c, v7.3 */
 static inline void *static_call_addr(struct static_call_site *site)
 {
 	return (void *)((long)site->addr + (long)&site->addr);
 }
 
+/* Port of __static_call_key(), kernel/static_call_inline.c, v7.3 */
 static inline unsigned long __static_call_key(const struct static_call_site *site)
 {
 	return (long)site->key + (long)&site->key;
 }
 
+/* Port of static_call_key(), kernel/static_call_inline.c, v7.3 */
 static inline struct static_call_key *static_call_key(const struct static_call_site *site)
 {
 	return (struct static_call_key *)(__static_call_key(site) & ~STATIC_CALL_SITE_FLAGS);
 }
 
 /* These assume the key is word-aligned. */
+/* Port of static_call_is_init(), kernel/static_call_inline.c, v7.3 */
 static inline bool static_call_is_init(struct static_call_site *site)
 {
 	return __static_call_key(site) & STATIC_CALL_SITE_INIT;
 }
 
+/* Port of static_call_is_tail(), kernel/static_call_inline.c, v7.3 */
 static inline bool static_call_is_tail(struct static_call_site *site)
 {
 	return __static_call_key(site) & STATIC_CALL_SITE_TAIL;
 }
 
+/* Port of static_call_set_init(), kernel/static_call_inline.c, v7.3 */
 static inline void static_call_set_init(struct static_call_site *site)
 {
 	site->key = (__static_call_key(site) | STATIC_CALL_SITE_INIT) - (long)&site->key;
@@ -147,11 +155,13 @@ static inline void static_call_sort_entries(struct static_call_site *start,
 	     static_call_site_cmp, static_call_site_swap);
 }
 
+/* Port of static_call_key_has_mods(), kernel/static_call_inline.c, v7.3 */
 static inline bool static_call_key_has_mods(struct static_call_key *key)
 {
 	return !(key->type & 1);
 }
 
+/* Port of static_call_key_next(), kernel/static_call_inline.c, v7.3 */
 static inline struct static_call_mod *static_call_key_next(struct static_call_key *key)
 {
 	if (!static_call_key_has_mods(key))
@@ -160,6 +170,7 @@ static inline struct static_call_mod *static_call_key_next(struct static_call_ke
 	return key->mods;
 }
 
+/* Port of static_call_key_sites(), kernel/static_call_inline.c, v7.3 */
 static inline struct static_call_site *static_call_key_sites(struct static_call_key *key)
 {
 	if (static_call_key_has_mods(key))

@@ -38,6 +38,7 @@ struct smp_text_poke_loc {
 };
 static_assert(sizeof(struct smp_text_poke_loc) == 16, "smp_text_poke_loc must stay 16 bytes");
 
+/* Port of TEXT_POKE_ARRAY_MAX(), arch/x86/kernel/alternative.c, v7.3 */
 #define TEXT_POKE_ARRAY_MAX (PAGE_SIZE / sizeof(struct smp_text_poke_loc))
 
 struct smp_text_poke_array {
@@ -47,11 +48,13 @@ struct smp_text_poke_array {
 
 extern struct smp_text_poke_array text_poke_array;
 
+/* Port of text_poke_addr(), arch/x86/kernel/alternative.c, v7.3 */
 static __always_inline void *text_poke_addr(const struct smp_text_poke_loc *tpl)
 {
 	return _stext + tpl->rel_addr;
 }
 
+/* Port of patch_cmp(), arch/x86/kernel/alternative.c, v7.3 */
 static __always_inline int patch_cmp(const void *tpl_a, const void *tpl_b)
 {
 	if (tpl_a < text_poke_addr((const struct smp_text_poke_loc *)tpl_b))

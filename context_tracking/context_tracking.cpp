@@ -52,6 +52,7 @@ static inline void rcu_irq_work_resched(void) { }
 
 DEFINE_PER_CPU(struct context_tracking, context_tracking);
 
+/* Port of TPS(), kernel/context_tracking.c, v7.3 */
 #define TPS(x) tracepoint_string(x)
 
 /* Port of rcu_task_exit(), kernel/context_tracking.c, v7.3 */
@@ -375,6 +376,7 @@ noinstr void ct_irq_exit(void)
 	ct_nmi_exit();
 }
 
+/* Port of context_tracking_recursion_enter(), kernel/context_tracking.c, v7.3 */
 static __always_inline bool context_tracking_recursion_enter(void)
 {
 	int recursion;
@@ -388,6 +390,7 @@ static __always_inline bool context_tracking_recursion_enter(void)
 	return false;
 }
 
+/* Port of context_tracking_recursion_exit(), kernel/context_tracking.c, v7.3 */
 static __always_inline void context_tracking_recursion_exit(void)
 {
 	__atomic_sub_fetch(&ct_this()->recursion, 1, __ATOMIC_RELAXED);
@@ -472,6 +475,7 @@ noinstr void __ct_user_exit(enum ctx_state state)
 	context_tracking_recursion_exit();
 }
 
+/* Port of ct_user_enter(), kernel/context_tracking.c, v7.3 */
 void ct_user_enter(enum ctx_state state)
 {
 	unsigned long flags;
@@ -481,6 +485,7 @@ void ct_user_enter(enum ctx_state state)
 	local_irq_restore(flags);
 }
 
+/* Port of ct_user_exit(), kernel/context_tracking.c, v7.3 */
 void ct_user_exit(enum ctx_state state)
 {
 	unsigned long flags;

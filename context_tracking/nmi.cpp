@@ -145,6 +145,7 @@ noinstr void paranoid_exit_cr3(unsigned int saved)
 }
 
 /* nmi_handle(), arch/x86/kernel/nmi.c (v7.3): every handler of the list, in order */
+/* Port of nmi_handle(), arch/x86/kernel/nmi.c, v7.3 */
 int nmi_handle(unsigned int type, struct pt_regs *regs)
 {
 	int handled = 0;
@@ -166,6 +167,7 @@ int nmi_handle(unsigned int type, struct pt_regs *regs)
  * signal frame is not turned into one), no nested-NMI state machine (the
  * signal does not nest).
  */
+/* Port of exc_nmi(), arch/x86/kernel/nmi.c, v7.3 */
 noinstr void exc_nmi(void) noexcept
 {
 	unsigned int saved = paranoid_entry_cr3();

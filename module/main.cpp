@@ -107,6 +107,7 @@ struct loader_priv {
  * of the header, the sections and the symbol table, and each section's
  * address in the copy (rewrite_section_headers()'s)
  */
+/* Port of elf_validity_cache_copy(), kernel/module/main.c, v7.3 */
 int elf_validity_cache_copy(load_info *info, int flags __maybe_unused)
 {
 	const size_t len = info->image.size();

@@ -30,11 +30,13 @@ std::atomic<struct module *> modules[MAX_MODULES];
 
 } /* namespace */
 
+/* Port of register_module_notifier(), kernel/module/main.c, v7.3 */
 int register_module_notifier(struct notifier_block *nb)
 {
 	return blocking_notifier_chain_register(&module_notify_list, nb);
 }
 
+/* Port of unregister_module_notifier(), kernel/module/main.c, v7.3 */
 int unregister_module_notifier(struct notifier_block *nb)
 {
 	return blocking_notifier_chain_unregister(&module_notify_list, nb);
@@ -106,11 +108,13 @@ struct module *__module_text_address(unsigned long addr)
 	return mod;
 }
 
+/* Port of is_module_address(), kernel/module/main.c, v7.3 */
 bool is_module_address(unsigned long addr)
 {
 	return __module_address(addr) != nullptr;
 }
 
+/* Port of is_module_text_address(), kernel/module/main.c, v7.3 */
 bool is_module_text_address(unsigned long addr)
 {
 	return __module_text_address(addr) != nullptr;

@@ -15,6 +15,7 @@
 #include <pokelab/module_load.h>
 
 /* arch/x86/kernel/module.c: its debugging output, compiled out */
+/* Port of DEBUGP(), arch/x86/kernel/module.c, v7.3 */
 #define DEBUGP(fmt, ...)	do { } while (0)
 
 /*

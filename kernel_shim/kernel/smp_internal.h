@@ -17,6 +17,7 @@
 #include <linux/smp.h>
 #include <linux/types.h>
 
+/* Port of CSD_TYPE(), kernel/smp.c, v7.3 */
 #define CSD_TYPE(_csd)	((_csd)->node.u_flags & CSD_FLAG_TYPE_MASK)
 
 /* include/vdso/time64.h */

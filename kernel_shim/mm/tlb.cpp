@@ -72,6 +72,7 @@ void flushReturned(unsigned long start, unsigned long end, u64 upTo)
 }
 
 /* v7 28-31: IPI a CPU only if it is housekeeping or runs with the kernel CR3. */
+/* Port of flush_tlb_kernel_cond(), arch/x86/mm/tlb.c, series v7 30/31 */
 bool flush_tlb_kernel_cond(int cpu, void *info)
 {
 	(void)info;
@@ -134,6 +135,7 @@ void flush_tlb_all(void)
  * userspace: one flush_tlb_info with the model's generation; upstream's
  * kernel_tlb_flush_all() / kernel_tlb_flush_range() are the @fn choice.
  */
+/* Port of __flush_tlb_kernel_range(), arch/x86/mm/tlb.c, series v7 30/31 */
 static void __flush_tlb_kernel_range(smp_cond_func_t cond, unsigned long start, unsigned long end)
 {
 	struct flush_tlb_info info = {start, end, ptGen.load(std::memory_order_seq_cst)};

@@ -138,8 +138,12 @@ class Alignment:
 		for k, u in enumerate(punits):
 			for t in u.toks:
 				self.punit_of[t.i] = k
-		sm = difflib.SequenceMatcher(None, pkeys, bkeys, autojunk=False)
 		self.skip = skip
+		self.absorbed = {}
+		if entry.fragment:
+			self._fragment(renames)
+			return
+		sm = difflib.SequenceMatcher(None, pkeys, bkeys, autojunk=False)
 		# upstream statements a marked deviation stands for: port lines all marked, or
 		# a marked omission spot (port-drift's rule); each with the port line that says so
 		self.absorbed = {}
@@ -176,6 +180,24 @@ class Alignment:
 				self._tokens([t for t in punits[best].toks if t.i not in skip],
 					     bunits[j].toks, renames, False)
 				cur = best + 1
+
+	def _fragment(self, renames):
+		"""A helper holding part of the function: the longest token runs in common."""
+		ptoks = [t for u in self.punits[1:] for t in u.toks
+			 if t.i not in self.skip]
+		btoks = [t for u in self.bunits[1:] for t in u.toks]
+		pk = [drift.rename(t.text, renames) for t in ptoks]
+		bk = [t.text for t in btoks]
+		sm = difflib.SequenceMatcher(None, pk, bk, autojunk=False)
+		for a, b, n in sm.get_matching_blocks():
+			if n < 3:
+				continue
+			for k in range(n):
+				self.map[btoks[b + k].i] = ptoks[a + k].i
+		for j, u in enumerate(self.bunits):
+			ps = {self.punit_of.get(self.map.get(t.i)) for t in u.toks}
+			if len(ps) == 1 and None not in ps:
+				self.bcorr[j] = [ps.pop()]
 
 	def _tokens(self, ptoks, btoks, renames, equal):
 		pk = [_fold(drift.rename(t.text, renames)) for t in ptoks]

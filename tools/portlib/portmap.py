@@ -30,6 +30,14 @@ class Entry:
 	def where(self):
 		return '%s:%d' % (self.src.rel, self.line)
 
+	def defname(self):
+		"""The name the port defines it under (a fragment's helper's own name)."""
+		toks = self.src.toks
+		for i in range(self.start, self.end):
+			if toks[i + 1].text == '(' and toks[i].kind == 'id':
+				return toks[i].text
+		return self.name
+
 
 def _struct_def(src, name, lo, hi):
 	"""The tokens of "struct NAME { ... };" between token lo and hi."""

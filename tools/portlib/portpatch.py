@@ -262,7 +262,7 @@ class Session:
 			edits.setdefault(e.rel, []).extend(es)
 			line = min(x.line for x in es)
 			self.row(h, 'applied', 'applied at %s:%d (%s%s)' % (
-				e.rel, line, a.label(), ', in its helper %s()' % e.src.toks[e.start].text
+				e.rel, line, a.label(), ', in its helper %s()' % e.defname()
 				if e.fragment else ''))
 			self.changed.append((a.name, e.rel, line, h))
 

@@ -41,6 +41,7 @@
 #define ALT_CALL_ALWAYS		ALT_DIRECT_CALL(X86_FEATURE_ALWAYS)
 
 /* Longest site apply_alternatives() can patch (u8 instrlen; the kernel's MAX_PATCH_LEN). */
+/* Port of MAX_PATCH_LEN(), arch/x86/kernel/alternative.c, v7.3 */
 #define MAX_PATCH_LEN		(255 - 1)
 
 struct alt_instr {
@@ -201,6 +202,8 @@ extern "C" void BUG_func(void);
 extern "C" void nop_func(void);
 
 /* debug-alternative mask bits (only DA_ALT is used by pokelab) */
+/* Port of DA_ALL(), arch/x86/kernel/alternative.c, v7.3 */
 #define DA_ALL		(~0)
+/* Port of DA_ALT(), arch/x86/kernel/alternative.c, v7.3 */
 #define DA_ALT		0x01
 extern int debug_alternative;

@@ -48,6 +48,7 @@ int insn_decode(struct insn *insn, const void *kaddr, int buf_len, enum insn_mod
 #define insn_decode_kernel(_insn, _ptr) insn_decode((_insn), (_ptr), MAX_INSN_SIZE, INSN_MODE_KERN)
 
 /* Jcc.d32: 0f 80..8f */
+/* Port of is_jcc32(), arch/x86/kernel/alternative.c, v7.3 */
 static inline bool is_jcc32(struct insn *insn)
 {
 	return insn->opcode.bytes[0] == 0x0f && (insn->opcode.bytes[1] & 0xf0) == 0x80;

@@ -21,23 +21,35 @@
 #include <linux/mutex.h>
 #include <linux/types.h>
 
+/* Port of INT3_INSN_SIZE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define INT3_INSN_SIZE		1
+/* Port of INT3_INSN_OPCODE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define INT3_INSN_OPCODE	0xCC
 
+/* Port of RET_INSN_SIZE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define RET_INSN_SIZE		1
+/* Port of RET_INSN_OPCODE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define RET_INSN_OPCODE		0xC3
 
+/* Port of CALL_INSN_SIZE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define CALL_INSN_SIZE		5
+/* Port of CALL_INSN_OPCODE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define CALL_INSN_OPCODE	0xE8
 
+/* Port of JMP32_INSN_SIZE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define JMP32_INSN_SIZE		5
+/* Port of JMP32_INSN_OPCODE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define JMP32_INSN_OPCODE	0xE9
 
+/* Port of JMP8_INSN_SIZE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define JMP8_INSN_SIZE		2
+/* Port of JMP8_INSN_OPCODE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define JMP8_INSN_OPCODE	0xEB
 
+/* Port of DISP32_SIZE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define DISP32_SIZE		4
 
+/* Port of TEXT_POKE_MAX_OPCODE_SIZE(), arch/x86/include/asm/text-patching.h, v7.3 */
 #define TEXT_POKE_MAX_OPCODE_SIZE	5
 
 /*
@@ -242,6 +254,7 @@ static __always_inline bool __emulate_cc(unsigned long flags, u8 cc)
 	return (match && !invert) || (!match && invert);
 }
 
+/* Port of int3_emulate_jcc(), arch/x86/include/asm/text-patching.h, v7.3 */
 static __always_inline void int3_emulate_jcc(struct pt_regs *regs, u8 cc, unsigned long ip,
 					     unsigned long disp)
 {

@@ -57,9 +57,13 @@ struct static_key_false {
 	struct static_key key;
 };
 
+/* Port of JUMP_TYPE_FALSE(), include/linux/jump_label.h, v7.3 */
 #define JUMP_TYPE_FALSE		0UL
+/* Port of JUMP_TYPE_TRUE(), include/linux/jump_label.h, v7.3 */
 #define JUMP_TYPE_TRUE		1UL
+/* Port of JUMP_TYPE_LINKED(), include/linux/jump_label.h, v7.3 */
 #define JUMP_TYPE_LINKED	2UL
+/* Port of JUMP_TYPE_MASK(), include/linux/jump_label.h, v7.3 */
 #define JUMP_TYPE_MASK		3UL
 
 enum jump_label_type {
@@ -67,14 +71,20 @@ enum jump_label_type {
 	JUMP_LABEL_JMP,
 };
 
+/* Port of STATIC_KEY_INIT_TRUE(), include/linux/jump_label.h, v7.3 */
 #define STATIC_KEY_INIT_TRUE { ATOMIC_INIT(1), { JUMP_TYPE_TRUE } }
+/* Port of STATIC_KEY_INIT_FALSE(), include/linux/jump_label.h, v7.3 */
 #define STATIC_KEY_INIT_FALSE { ATOMIC_INIT(0), { JUMP_TYPE_FALSE } }
+/* Port of STATIC_KEY_TRUE_INIT(), include/linux/jump_label.h, v7.3 */
 #define STATIC_KEY_TRUE_INIT (struct static_key_true) { STATIC_KEY_INIT_TRUE }
+/* Port of STATIC_KEY_FALSE_INIT(), include/linux/jump_label.h, v7.3 */
 #define STATIC_KEY_FALSE_INIT (struct static_key_false) { STATIC_KEY_INIT_FALSE }
 
 /* userspace: 8-byte alignment keeps bit 0 of the key address free for the polarity */
+/* Port of DEFINE_STATIC_KEY_TRUE(), include/linux/jump_label.h, v7.3 */
 #define DEFINE_STATIC_KEY_TRUE(name) \
 	struct static_key_true name __aligned(8) = { STATIC_KEY_INIT_TRUE }
+/* Port of DEFINE_STATIC_KEY_FALSE(), include/linux/jump_label.h, v7.3 */
 #define DEFINE_STATIC_KEY_FALSE(name) \
 	struct static_key_false name __aligned(8) = { STATIC_KEY_INIT_FALSE }
 /*
@@ -101,9 +111,11 @@ struct noinstr_allowed_entry {
 		__attribute__((__used__, __section__("noinstr_allowed"), __aligned__(16))) = \
 		{ &(name).key, (kind) }
 
+/* Port of DEFINE_STATIC_KEY_TRUE_RO(), include/linux/jump_label.h, v7.3 */
 #define DEFINE_STATIC_KEY_TRUE_RO(name)						\
 	DEFINE_STATIC_KEY_TRUE(name);						\
 	ANNOTATE_NOINSTR_ALLOWED(name, NOINSTR_ALLOWED_RO)
+/* Port of DEFINE_STATIC_KEY_FALSE_RO(), include/linux/jump_label.h, v7.3 */
 #define DEFINE_STATIC_KEY_FALSE_RO(name)					\
 	DEFINE_STATIC_KEY_FALSE(name);						\
 	ANNOTATE_NOINSTR_ALLOWED(name, NOINSTR_ALLOWED_RO)
@@ -114,21 +126,26 @@ struct noinstr_allowed_entry {
 	DEFINE_STATIC_KEY_FALSE(name);						\
 	ANNOTATE_NOINSTR_ALLOWED(name, NOINSTR_ALLOWED_NOINSTR)
 
+/* Port of DECLARE_STATIC_KEY_TRUE(), include/linux/jump_label.h, v7.3 */
 #define DECLARE_STATIC_KEY_TRUE(name) extern struct static_key_true name
+/* Port of DECLARE_STATIC_KEY_FALSE(), include/linux/jump_label.h, v7.3 */
 #define DECLARE_STATIC_KEY_FALSE(name) extern struct static_key_false name
 
 #include <asm/jump_label.h>
 
+/* Port of jump_entry_code(), include/linux/jump_label.h, v7.3 */
 static inline unsigned long jump_entry_code(const struct jump_entry *entry)
 {
 	return (unsigned long)&entry->code + entry->code;
 }
 
+/* Port of jump_entry_target(), include/linux/jump_label.h, v7.3 */
 static inline unsigned long jump_entry_target(const struct jump_entry *entry)
 {
 	return (unsigned long)&entry->target + entry->target;
 }
 
+/* Port of jump_entry_key(), include/linux/jump_label.h, v7.3 */
 static inline struct static_key *jump_entry_key(const struct jump_entry *entry)
 {
 	long offset = entry->key & ~3L;
@@ -136,11 +153,13 @@ static inline struct static_key *jump_entry_key(const struct jump_entry *entry)
 	return (struct static_key *)((unsigned long)&entry->key + offset);
 }
 
+/* Port of jump_entry_is_branch(), include/linux/jump_label.h, v7.3 */
 static inline bool jump_entry_is_branch(const struct jump_entry *entry)
 {
 	return (unsigned long)entry->key & 1UL;
 }
 
+/* Port of jump_entry_is_init(), include/linux/jump_label.h, v7.3 */
 static inline bool jump_entry_is_init(const struct jump_entry *entry)
 {
 	return (unsigned long)entry->key & 2UL;
@@ -174,15 +193,19 @@ static __always_inline bool __static_branch_unlikely(struct static_key_false *x)
 	return arch_static_branch(&x->key, false);
 }
 
+/* Port of static_branch_likely(), include/linux/jump_label.h, v7.3 */
 #define static_branch_likely(x) likely(__static_branch_likely(x))
+/* Port of static_branch_unlikely(), include/linux/jump_label.h, v7.3 */
 #define static_branch_unlikely(x) unlikely(__static_branch_unlikely(x))
 
 /* The old API: static_key_false() / static_key_true() on a bare struct static_key. */
+/* Port of static_key_false(), include/linux/jump_label.h, v7.3 */
 static __always_inline bool static_key_false(struct static_key *key)
 {
 	return arch_static_branch(key, false);
 }
 
+/* Port of static_key_true(), include/linux/jump_label.h, v7.3 */
 static __always_inline bool static_key_true(struct static_key *key)
 {
 	return !arch_static_branch(key, true);
@@ -213,11 +236,16 @@ void static_key_enable(struct static_key *key);
 void static_key_disable(struct static_key *key);
 
 /* True if enabled; reads the count (relaxed), as the kernel's static_key_enabled(). */
+/* Port of static_key_enabled(), include/linux/jump_label.h, v7.3 */
 #define static_key_enabled(x) (static_key_count((struct static_key *)(x)) > 0)
 
+/* Port of static_branch_inc(), include/linux/jump_label.h, v7.3 */
 #define static_branch_inc(x) static_key_slow_inc(&(x)->key)
+/* Port of static_branch_dec(), include/linux/jump_label.h, v7.3 */
 #define static_branch_dec(x) static_key_slow_dec(&(x)->key)
+/* Port of static_branch_enable(), include/linux/jump_label.h, v7.3 */
 #define static_branch_enable(x) static_key_enable(&(x)->key)
+/* Port of static_branch_disable(), include/linux/jump_label.h, v7.3 */
 #define static_branch_disable(x) static_key_disable(&(x)->key)
 
 /* pokelab: the number of __jump_table sites of @key (0 before jump_label_init()). */

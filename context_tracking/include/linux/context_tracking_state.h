@@ -123,12 +123,14 @@ static __always_inline int ct_state_cpu(int cpu)
 	return atomic_read(&per_cpu_ptr(&context_tracking, cpu)->state) & CT_STATE_MASK;
 }
 
+/* Port of __ct_state(), include/linux/context_tracking.h, v7.3 */
 static __always_inline int __ct_state(void)
 {
 	return atomic_read(&ct_this()->state) & CT_STATE_MASK;
 }
 
 /* True when RCU watches the calling CPU (it is in the kernel). */
+/* Port of rcu_is_watching_curr_cpu(), include/linux/context_tracking.h, v7.3 */
 static __always_inline bool rcu_is_watching_curr_cpu(void)
 {
 	return atomic_read(&ct_this()->state) & CT_RCU_WATCHING;

@@ -50,6 +50,7 @@ static __always_inline void serialize(void)
 	kshim::cpuSerialised(seq);
 }
 
+/* Port of iret_to_self(), arch/x86/include/asm/sync_core.h, v7.3 */
 static __always_inline void iret_to_self(void)
 {
 	u64 seq = kshim::cpuSerialiseBegin();

@@ -57,7 +57,9 @@ typedef void (*smp_call_func_t)(void *info);
 typedef bool (*smp_cond_func_t)(int cpu, void *info);
 
 /* scf_flags of smp_call_function_many_cond() */
+/* Port of SCF_WAIT(), kernel/smp.c, v7.3 */
 #define SCF_WAIT	(1U << 0)
+/* Port of SCF_RUN_LOCAL(), kernel/smp.c, v7.3 */
 #define SCF_RUN_LOCAL	(1U << 1)
 
 /*

@@ -137,6 +137,7 @@ struct module {
 	void *loader;	/* userspace: the loader's copy of the ELF image */
 };
 
+/* Port of MODULE_REF_BASE(), kernel/module/main.c, v7.3 */
 #define MODULE_REF_BASE	1
 
 /* kernel/module/main.c: module @source uses a symbol of module @target */

@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# holes.py ROOT UPSTREAM: every function or macro the port defines under the
+# name of a definition in the reference tree's files (the files its Port-of
+# lines name) must carry a Port-of line (or sit inside a definition that
+# does), unless NOT_PORTS below says why it is pokelab's own under a kernel
+# name. A ported function that loses its Port-of line fails this.
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools'))
+from portlib import drift, kitems  # noqa: E402
+from portlib.portmap import PortMap  # noqa: E402
+from portlib.where import port_defs, covering  # noqa: E402
+
+# Kernel names the port uses for something that is not a port of it: why.
+NOT_PORTS = {
+	'kernel_shim/kernel/smp.cpp:static_branch_unlikely':
+		'a local stand-in over a plain bool for the CSD debug key, not the jump label',
+}
+
+
+def main(root, upstream):
+	pm = PortMap(root)
+	names = {}
+	for rel in pm.kernel_files():
+		p = os.path.join(upstream, rel)
+		if not os.path.isfile(p):
+			continue
+		for it in kitems.items(drift.Source(p, rel)):
+			if it.kind in ('func', 'macro'):
+				names.setdefault(it.name, rel)
+	holes = []
+	for name, places in sorted(port_defs(pm).items()):
+		if name not in names:
+			continue
+		for src, d in places:
+			if '%s:%s' % (src.rel, name) in NOT_PORTS:
+				continue
+			if src.rel.startswith(('tests/', 'tools/')):
+				continue
+			if covering(pm, src.rel, d.line) is None:
+				holes.append('%s:%d: %s() has the name of a definition of %s but no Port-of '
+					     'line' % (src.rel, d.line, name, names[name]))
+	for h in holes:
+		print(h)
+	print('port_map: %d kernel names checked, %d holes' % (len(names), len(holes)))
+	return 1 if holes else 0
+
+
+if __name__ == '__main__':
+	sys.exit(main(sys.argv[1], sys.argv[2]))

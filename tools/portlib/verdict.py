@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# port-patch --torture: rebuild what the patch changed, run torture with the
+# options the touched rooms need, and print the verdict with each
+# violation's port FILE:LINE and the hunk that changed that function.
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+from .patchin import Bad
+from .portmap import PortMap
+
+# kernel file -> torture options its room needs (docs/porting.md, "port-patch --torture")
+ROOM_OPTIONS = [
+	(re.compile(r'kernel/context_tracking\.c|include/linux/context_tracking|kernel/entry/|'
+		    r'arch/x86/mm/tlb\.c|mm/vmalloc\.c'),
+	 ['--cpus', '4', '--nohz-full', '2-3', '--ct-defer', 'v7-tlbi']),
+	(re.compile(r'kernel/module/|arch/x86/kernel/module\.c'),
+	 ['--module', '{build}/tests/modules/pokelab_test_mod.o']),
+]
+MODULE_TARGETS = ['tests/modules/pokelab_test_mod.o', 'tests/modules/pokelab_provider_mod.o',
+		  'tests/modules/pokelab_consumer_mod.o', 'tests/modules/pokelab_init_mod.o']
+XMC_IN = re.compile(r'\bin ([A-Za-z_]\w*)(?=[:\s]|$)')
+
+
+def step(what, t0):
+	print('port-patch: %s (%.1f s)' % (what, time.monotonic() - t0))
+	sys.stdout.flush()
+
+
+def run_cmd(cmd, cwd=None):
+	return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+
+
+def torture(args, target, session, patches):
+	build = os.path.abspath(args.build or os.path.join(target, 'build'))
+	t0 = time.monotonic()
+	if not os.path.isfile(os.path.join(build, 'build.ninja')):
+		p = run_cmd(['meson', 'setup', build], cwd=target)
+		if p.returncode:
+			sys.stdout.write(p.stdout[-3000:] + p.stderr[-3000:])
+			raise Bad('meson setup %s failed (see above)' % build)
+		step('set up %s' % build, t0)
+		t0 = time.monotonic()
+	paths = {fp.path for p in patches for fp in p.files}
+	opts = []
+	targets = ['tools/pokelab']
+	for rx, o in ROOM_OPTIONS:
+		if any(rx.search(x) for x in paths):
+			opts += [x.format(build=build) for x in o]
+			if '--module' in o:
+				targets += MODULE_TARGETS
+	p = run_cmd(['ninja', '-C', build] + targets)
+	if p.returncode:
+		sys.stdout.write(p.stdout[-6000:])
+		print('port-patch: the patched port does not build (%.1f s); no verdict' %
+		      (time.monotonic() - t0))
+		return 1
+	step('rebuilt %s' % ' '.join(targets), t0)
+	user = list(args.torture)
+	if not any(a == '--duration' or a.startswith('--duration=') or a == '--ops' for a in user):
+		user += ['--duration', '20']
+	# the user's options win over the rooms' defaults
+	given = {a.split('=')[0] for a in user if a.startswith('--')}
+	merged, k = [], 0
+	while k < len(opts):
+		if opts[k] in given:
+			k += 2
+			continue
+		merged += opts[k:k + 2]
+		k += 2
+	cmd = [os.path.join(build, 'tools', 'pokelab'), 'torture'] + merged + user
+	print('port-patch: $ %s' % ' '.join(cmd))
+	sys.stdout.flush()
+	t0 = time.monotonic()
+	proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+	lines = []
+	try:
+		for line in proc.stdout:
+			lines.append(line)
+			sys.stdout.write(line)
+			sys.stdout.flush()
+		rc = proc.wait()
+	except KeyboardInterrupt:
+		proc.terminate()
+		proc.wait()
+		raise
+	step('torture ended, status %d' % rc, t0)
+	explain(target, session, lines)
+	return rc
+
+
+def explain(target, session, lines):
+	"""Each violation's function: the port's FILE:LINE, and the hunk that changed it."""
+	pm = PortMap(target)
+	changed = {}
+	for name, rel, line, h in session.changed:
+		changed.setdefault(name, []).append((rel, line, h))
+	named = []
+	for line in lines:
+		if not line.startswith('xmc:') or 'violation' in line[:30]:
+			continue
+		for m in XMC_IN.finditer(line):
+			if m.group(1) not in named:
+				named.append(m.group(1))
+	if not named and not any(l.startswith('xmc:') for l in lines):
+		return
+	print('port-patch: the violations, in the port:')
+	for name in named:
+		es = pm.find(name, 'func')
+		where = es[0].where() if es else 'no port definition of that name'
+		hunks = changed.get(name)
+		if hunks:
+			for rel, line, h in hunks:
+				print('  %s(): %s; changed by %s, now at %s:%d' % (name, where, h.name(), rel,
+										    line))
+		else:
+			print('  %s(): %s; no hunk changed it' % (name, where))
+	rest = [n for n in changed if n not in named]
+	for name in rest:
+		for rel, line, h in changed[name]:
+			print('  changed and not named by a violation: %s() at %s:%d (%s)' % (
+				name, rel, line, h.name()))
