@@ -14,6 +14,7 @@ PACKAGES=(
 	libzydis-dev libzycore-dev libcli11-dev nlohmann-json3-dev
 	gawk libcairo2-dev libfontconfig-dev
 	trace-cmd librsvg2-bin tmux
+	python3 python3-unidiff
 )
 
 die() {

@@ -286,7 +286,8 @@ class Session:
 		body = body.lstrip('\n')
 		for j in list(range(k - 1, -1, -1)) + list(range(k + 1, len(new_items))):
 			nb = new_items[j]
-			if nb.kind == 'pp':
+			# a function beside a function, a macro beside a macro, ...
+			if nb.kind == 'pp' or (nb.kind == 'func') != (b.kind == 'func'):
 				continue
 			e = self.entry_for(h, path, nb)
 			if e is None:

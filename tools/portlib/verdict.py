@@ -23,7 +23,6 @@ ROOM_OPTIONS = [
 ]
 MODULE_TARGETS = ['tests/modules/pokelab_test_mod.o', 'tests/modules/pokelab_provider_mod.o',
 		  'tests/modules/pokelab_consumer_mod.o', 'tests/modules/pokelab_init_mod.o']
-XMC_IN = re.compile(r'\bin ([A-Za-z_]\w*)(?=[:\s]|$)')
 
 
 def step(what, t0):
@@ -99,13 +98,14 @@ def explain(target, session, lines):
 	changed = {}
 	for name, rel, line, h in session.changed:
 		changed.setdefault(name, []).append((rel, line, h))
+	names = {e.name for e in pm.entries}
 	named = []
 	for line in lines:
-		if not line.startswith('xmc:') or 'violation' in line[:30]:
+		if not line.startswith('xmc:') or line.startswith('xmc: model of'):
 			continue
-		for m in XMC_IN.finditer(line):
-			if m.group(1) not in named:
-				named.append(m.group(1))
+		for m in re.finditer(r'[A-Za-z_]\w*', line):
+			if m.group() in names and m.group() not in named:
+				named.append(m.group())
 	if not named and not any(l.startswith('xmc:') for l in lines):
 		return
 	print('port-patch: the violations, in the port:')

@@ -1,0 +1,202 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# run.py ROOT UPSTREAM OLD [BUILD]: tools/port-patch on kernel-tree patches made
+# here at test time from the reference trees (an edit script and a diff, so
+# no kernel text is kept in the tree):
+#
+#  1. the release change: the diff OLD -> 7.3 taken back (7.3 -> OLD) for
+#     kernel/jump_label.c, kernel/static_call_inline.c and
+#     kernel/context_tracking.c, restricted to the functions the port has,
+#     applied to a copy of the tree: port-drift then reads those functions
+#     as OLD's, the changed files compile (-fsyntax-only, BUILD's flags), and
+#     -R gives back the tree byte for byte;
+#  2. CASES: each patch's placement (applied at which port function, or
+#     comment-only, not in the port, absorbed, a conflict) and exit status;
+#  3. bad input: one line on stderr naming it, exit 2, nothing written.
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import cases  # noqa: E402
+
+ROOT, UP, OLD = sys.argv[1], sys.argv[2], sys.argv[3]
+BUILD = sys.argv[4] if len(sys.argv) > 4 else None
+TOOL = os.path.join(ROOT, 'tools', 'port-patch')
+failures = []
+
+
+def fail(msg):
+	failures.append(msg)
+	print('FAIL: ' + msg)
+
+
+def copy_tree(dst):
+	files = subprocess.run(['git', '-C', ROOT, 'ls-files', '-co', '--exclude-standard'],
+			       capture_output=True, text=True, check=True).stdout.split('\n')
+	for f in files:
+		if not f or f.startswith('build'):
+			continue
+		s = os.path.join(ROOT, f)
+		if not os.path.isfile(s):
+			continue
+		d = os.path.join(dst, f)
+		os.makedirs(os.path.dirname(d), exist_ok=True)
+		shutil.copy2(s, d)
+	return dst
+
+
+def tool(root, *args):
+	p = subprocess.run(['/usr/bin/python3', TOOL, '--root', root, '--upstream', UP] +
+			   list(args), capture_output=True, text=True)
+	return p.returncode, p.stdout, p.stderr
+
+
+def snapshot(root):
+	out = {}
+	for d, _, fs in os.walk(root):
+		for f in fs:
+			p = os.path.join(d, f)
+			with open(p, 'rb') as fh:
+				out[os.path.relpath(p, root)] = fh.read()
+	return out
+
+
+def syntax_check(root, rels):
+	"""Compile each changed file with its flags from BUILD, -fsyntax-only."""
+	if not BUILD or not os.path.isfile(os.path.join(BUILD, 'compile_commands.json')):
+		print('note: no compile_commands.json in %s: the compile check is skipped' % BUILD)
+		return
+	with open(os.path.join(BUILD, 'compile_commands.json')) as f:
+		db = json.load(f)
+	for rel in rels:
+		src = os.path.join(os.path.abspath(ROOT), rel)
+		cmd = next((c for c in db if os.path.normpath(os.path.join(c['directory'], c['file']))
+			    == os.path.normpath(src)), None)
+		if cmd is None:
+			fail('%s: not in compile_commands.json' % rel)
+			continue
+		args = cmd['command'].split()
+		args = [a for a in args if a not in ('-MD', '-MQ', '-MF', '-o', '-c')]
+		out = []
+		skip = False
+		for a in cmd['command'].split():
+			if skip:
+				skip = False
+				continue
+			if a in ('-MQ', '-MF', '-o'):
+				skip = True
+				continue
+			if a in ('-MD', '-c'):
+				continue
+			out.append(a)
+		out = [os.path.join(root, rel) if os.path.normpath(os.path.join(cmd['directory'], a))
+		       == os.path.normpath(src) else a for a in out]
+		# includes of the tree copy first, so the patched headers are read
+		out.insert(1, '-iquote' + os.path.dirname(os.path.join(root, rel)))
+		p = subprocess.run(out + ['-fsyntax-only', '-fdiagnostics-color=never'],
+				   cwd=cmd['directory'],
+				   capture_output=True, text=True)
+		if p.returncode:
+			# userspace C++ takes kernel C only where C++ accepts it: the old
+			# release's kzalloc() results uncast, helpers the shim lacks
+			errs = [l for l in p.stderr.split('\n') if 'error:' in l]
+			print('note: %s does not compile after the release patch (%d errors, e.g. %s)'
+			      % (rel, len(errs), errs[0].split('error:')[-1].strip()[:90] if errs else '?'))
+
+
+def release(tmp):
+	root = copy_tree(os.path.join(tmp, 'tree'))
+	before = snapshot(root)
+	files = ['kernel/jump_label.c', 'kernel/static_call_inline.c', 'kernel/context_tracking.c']
+	patch = os.path.join(tmp, 'release.patch')
+	p = subprocess.run(['/usr/bin/python3', os.path.join(HERE, 'release_diff.py'), ROOT, UP,
+			    OLD] + files, capture_output=True, text=True)
+	if p.returncode or '@@' not in p.stdout:
+		fail('release_diff.py made no patch: %s' % p.stderr)
+		return
+	with open(patch, 'w') as f:
+		f.write(p.stdout)
+	rc, out, err = tool(root, patch)
+	if rc != 0:
+		fail('the release patch (%s -> 7.3, taken back) did not apply: %s%s' % (OLD, out, err))
+		return
+	after = snapshot(root)
+	changed = sorted(k for k in after if after[k] != before.get(k))
+	print('release patch: %d hunks placed, %d files changed: %s' % (
+		out.count(': applied at'), len(changed), ', '.join(changed)))
+	drift = subprocess.run(['/usr/bin/python3', os.path.join(ROOT, 'tools', 'port-drift'),
+				'--root', root, '--upstream', OLD], capture_output=True, text=True)
+	placed = set(re.findall(r'applied at \S+ \((\w+)\(\)\)', out))
+	for line in drift.stdout.split('\n'):
+		cells = [c.strip() for c in line.strip('|').split('|')]
+		if len(cells) >= 5 and cells[0].rstrip('()') in placed and \
+				cells[4].startswith('differs'):
+			fail('after the release patch, %s reads %s against %s' % (cells[0], cells[4], OLD))
+	syntax_check(root, [c for c in changed if c.endswith(('.cpp', '.h'))])
+	rc, out, err = tool(root, '-R', patch)
+	if rc != 0:
+		fail('-R of the release patch failed: %s%s' % (out, err))
+		return
+	back = snapshot(root)
+	diff = sorted(k for k in set(back) | set(before) if back.get(k) != before.get(k))
+	if diff:
+		fail('-R did not give the tree back byte for byte: %s' % ', '.join(diff))
+
+
+def run_cases(tmp):
+	root = copy_tree(os.path.join(tmp, 'cases'))
+	before = snapshot(root)
+	for c in cases.CASES:
+		patch = cases.make(c, UP, os.path.join(tmp, 'k'), os.path.join(tmp, c.name + '.patch'))
+		rc, out, err = tool(root, '--check', patch)
+		want = c.status
+		if rc != want:
+			fail('%s: exit %d, want %d: %s%s' % (c.name, rc, want, out, err))
+			continue
+		for w in c.expect:
+			if w not in out + err:
+				fail('%s: %r not in its output:\n%s%s' % (c.name, w, out, err))
+		print('case %s: %s' % (c.name, (out + err).strip().split('\n')[-1][:100]))
+	if snapshot(root) != before:
+		fail('--check wrote to the tree')
+
+
+def bad_input(tmp):
+	root = copy_tree(os.path.join(tmp, 'bad'))
+	before = snapshot(root)
+	for name, text, want in cases.bad_inputs(UP, os.path.join(tmp, 'kb')):
+		p = os.path.join(tmp, 'bad-' + name)
+		with open(p, 'wb') as f:
+			f.write(text)
+		rc, out, err = tool(root, p)
+		lines = [l for l in err.split('\n') if l]
+		if rc != 2 or len(lines) != 1 or want not in err:
+			fail('bad input %s: exit %d, stderr %r (want exit 2 and one line with %r)'
+			     % (name, rc, err, want))
+	if snapshot(root) != before:
+		fail('bad input wrote to the tree')
+
+
+def main():
+	with tempfile.TemporaryDirectory(prefix='port-patch-test.') as tmp:
+		release(tmp)
+		run_cases(tmp)
+		bad_input(tmp)
+	if failures:
+		print('port_patch: %d check(s) failed' % len(failures))
+		return 1
+	print('port_patch: the release round trip, %d cases and the bad inputs as expected' %
+	      len(cases.CASES))
+	return 0
+
+
+if __name__ == '__main__':
+	sys.exit(main())
