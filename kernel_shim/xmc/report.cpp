@@ -16,6 +16,7 @@
 
 #include <kernel_shim/disasm.h>
 #include <kernel_shim/plural.h>
+#include <kernel_shim/port_map.h>
 #include <kernel_shim/symbols.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/xmc.h>
@@ -222,6 +223,9 @@ std::string xmcFormat(const XmcViolation &v)
 				 v.op, phaseSpan(v), v.refs);
 		break;
 	}
+	/* the kernel function the report names, and where the port keeps it */
+	if (const char *at = kshim::portWhere(v.op))
+		s += fmt::format("\n  port: {}() at {}", v.op, at);
 	if (!v.len)
 		return s + "\n";
 	/* a site against its table: what the build left there, and what it holds now */

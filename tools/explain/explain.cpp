@@ -14,6 +14,7 @@
  */
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -33,6 +34,7 @@
 #include <kernel_shim/disasm.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/plural.h>
+#include <kernel_shim/port_map.h>
 #include <kernel_shim/sched.h>
 #include <kernel_shim/torture.h>
 #include <kernel_shim/trace.h>
@@ -180,6 +182,28 @@ void sayText(const std::string &s)
 		std::fputc('\n', stdout);
 		pending.erase(0, nl + 1);
 	}
+}
+
+void sayReadNext(const std::string &text)
+{
+	std::vector<std::string> seen;
+	std::string ports;
+
+	sayText("\nRead next: " + text);
+	for (size_t i = 0; (i = text.find("()", i)) != std::string::npos; i += 2) {
+		size_t b = i;
+
+		while (b > 0 && (std::isalnum((unsigned char)text[b - 1]) || text[b - 1] == '_'))
+			b--;
+		std::string name = text.substr(b, i - b);
+		const char *at = kshim::portWhere(name.c_str());
+
+		if (name.empty() || !at || std::find(seen.begin(), seen.end(), name) != seen.end())
+			continue;
+		seen.push_back(name);
+		ports += fmt::format("  in the port: {}() {}\n", name, at);
+	}
+	sayText(ports);
 }
 
 void sayFlush()

@@ -46,6 +46,12 @@ std::string wrapLine(const std::string &line, unsigned int width = kWidth, int h
 void sayText(const std::string &s);
 /* Print what is pending (a prompt, say) and flush stdout. */
 void sayFlush();
+/*
+ * The closing "Read next:" paragraph, @text naming kernel files and
+ * functions, then for each NAME() in it that the port keeps, the port's
+ * FILE:LINE (kernel_shim/port_map.h).
+ */
+void sayReadNext(const std::string &text);
 template <typename... T>
 void say(fmt::format_string<T...> f, T &&...a)
 {

@@ -114,7 +114,7 @@ int topicInt3Handler()
 	say("Each trap continued at the JMP's target (the key's branch), as if the "
 	    "new instruction had run; no CPU executed a half-written one.\n");
 	ret = finishMachine(m);
-	say("\nRead next: arch/x86/kernel/alternative.c: smp_text_poke_int3_handler(), "
+	sayReadNext("arch/x86/kernel/alternative.c: smp_text_poke_int3_handler(), "
 	    "try_get_text_poke_array(); arch/x86/include/asm/text-patching.h: "
 	    "int3_emulate_jmp(), int3_emulate_call(); arch/x86/kernel/traps.c: "
 	    "do_int3().\n");
@@ -244,7 +244,7 @@ int topicApplyAlternatives()
 	    "each text_poke_early() with its sync_core(), and nothing was written "
 	    "since.)\n");
 	ret = finishMachine(m);
-	say("\nRead next: arch/x86/kernel/alternative.c: apply_alternatives(), "
+	sayReadNext("arch/x86/kernel/alternative.c: apply_alternatives(), "
 	    "analyze_patch_site(), optimize_nops(), text_poke_apply_relocation(), "
 	    "text_poke_early(); arch/x86/include/asm/alternative.h: ALTERNATIVE().\n");
 	return ret;
@@ -373,7 +373,7 @@ int topicStaticCall()
 	    "HAVE_STATIC_CALL_INLINE): the callers' CALLs are never rewritten "
 	    "(docs/porting.md).\n");
 	ret = finishMachine(m);
-	say("\nRead next: include/linux/static_call.h (static_call(), "
+	sayReadNext("include/linux/static_call.h (static_call(), "
 	    "static_call_update()); kernel/static_call.c: __static_call_return0(); "
 	    "arch/x86/kernel/static_call.c: arch_static_call_transform(), "
 	    "__static_call_transform().\n");

@@ -109,7 +109,7 @@ int topicStaticKey()
 		say("  CPU {}: ran the sites {} times, {} of them with the key on\n", cpu,
 		    runs[cpu], enabledRuns[cpu]);
 	ret = finishMachine(m);
-	say("\nRead next: include/linux/jump_label.h (static_branch_unlikely()), "
+	sayReadNext("include/linux/jump_label.h (static_branch_unlikely()), "
 	    "kernel/jump_label.c (static_key_slow_inc(), jump_label_update()), "
 	    "arch/x86/kernel/jump_label.c (arch_jump_label_transform_queue()); then "
 	    "`pokelab explain int3-batch` for the batch itself.\n");
@@ -146,7 +146,7 @@ int topicInt3Batch()
 		    kshim::nOf(int3[cpu] - flipInt30[cpu], "INT3 trap"));
 	small_key_write(0);	/* leave the key as found */
 	ret = finishMachine(m);
-	say("\nRead next: arch/x86/kernel/alternative.c: smp_text_poke_batch_finish() "
+	sayReadNext("arch/x86/kernel/alternative.c: smp_text_poke_batch_finish() "
 	    "(the three phases), smp_text_poke_int3_handler() (the trap), "
 	    "smp_text_poke_sync_each_cpu() (the syncs).\n");
 	return ret;
@@ -237,7 +237,7 @@ int topicRefs()
 	    "made a 164-site batch take 2.65 s; per-CPU counts made it 702 us "
 	    "(docs/reproduction.md, seed 000/001). This machine cannot show the "
 	    "latency, only the writes.\n");
-	say("\nRead next: arch/x86/kernel/alternative.c: try_get_text_poke_array(), "
+	sayReadNext("arch/x86/kernel/alternative.c: try_get_text_poke_array(), "
 	    "put_text_poke_array(), and the refs publish/drain in "
 	    "smp_text_poke_batch_finish(); `pokelab run bpf-stats` for the seed's "
 	    "numbers.\n");
@@ -341,7 +341,7 @@ int topicDeferral()
 			   "v8\n", opts.ctDefer);
 		return kExitUsage;
 	}
-	say("\nRead next: kernel/context_tracking.c: ct_set_cpu_work(), ct_work_flush() "
+	sayReadNext("kernel/context_tracking.c: ct_set_cpu_work(), ct_work_flush() "
 	    "(the series); arch/x86/kernel/alternative.c: do_sync_core_defer_cond(); "
 	    "docs/context_tracking.md for the revisions and `pokelab run isolation "
 	    "--ct-defer off,v7,v7-tlbi,v8` for the census.\n");

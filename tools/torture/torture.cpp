@@ -15,6 +15,7 @@
  * The verdict is the cross-modifying-code model's (kernel_shim/xmc.h) and
  * the knobs' end states: SUCCESS or FAILURE, exit 0 or 1; 2 for bad input.
  */
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -36,6 +37,7 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
+#include <kernel_shim/port_map.h>
 #include <kernel_shim/plural.h>
 #include <kernel_shim/sched.h>
 #include <kernel_shim/sigsafe.h>
@@ -606,6 +608,19 @@ int run()
 	 * A run cut short is no verdict of success: what it found stays a
 	 * FAILURE, what it did not is INTERRUPTED, with the counts above.
 	 */
+	if (!success) {
+		/* the kernel functions the violations name, where the port keeps each */
+		std::vector<std::string> named;
+
+		for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
+			const char *at = kshim::portWhere(v.op);
+
+			if (!at || std::find(named.begin(), named.end(), v.op) != named.end())
+				continue;
+			named.push_back(v.op);
+			fmt::print("torture: violations in {}(), the port's {}\n", v.op, at);
+		}
+	}
 	if (success && !pokelab::stopRequested())
 		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
 	else if (!success && (x.violations || !bad.empty() || !pokelab::stopRequested()))
