@@ -150,7 +150,26 @@ std::string phaseSpan(const XmcViolation &v)
 
 } /* namespace */
 
+namespace {
+
+std::string formatBody(const XmcViolation &v);
+
+} /* namespace */
+
+/* The report, then the port's place of the kernel function it names. */
 std::string xmcFormat(const XmcViolation &v)
+{
+	std::string s = formatBody(v);
+	const char *at = kshim::portWhere(v.op);
+
+	if (at)
+		s += fmt::format("  port: {}() at {}\n", v.op, at);
+	return s;
+}
+
+namespace {
+
+std::string formatBody(const XmcViolation &v)
 {
 	std::string s = fmt::format("xmc: {}: CPU {}", xmcRuleName(v.rule), v.cpu);
 
@@ -223,9 +242,6 @@ std::string xmcFormat(const XmcViolation &v)
 				 v.op, phaseSpan(v), v.refs);
 		break;
 	}
-	/* the kernel function the report names, and where the port keeps it */
-	if (const char *at = kshim::portWhere(v.op))
-		s += fmt::format("\n  port: {}() at {}", v.op, at);
 	if (!v.len)
 		return s + "\n";
 	/* a site against its table: what the build left there, and what it holds now */
@@ -256,6 +272,8 @@ std::string xmcFormat(const XmcViolation &v)
 		s += "  " + v.detail + "\n";
 	return s;
 }
+
+} /* namespace */
 
 std::string xmcVerdict(const XmcStats &s)
 {

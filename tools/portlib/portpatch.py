@@ -18,8 +18,7 @@ from . import place
 from .patchin import Bad
 from .portmap import PortMap
 
-USAGE = ('pokelab port-patch [--check] [-R] [--reject] [--upstream DIR] [--worktree DIR] '
-	 '[--build DIR] [--root DIR] PATCH... [--torture [TORTURE-OPTIONS]]')
+USAGE = 'pokelab port-patch [OPTIONS] PATCH... [--torture [TORTURE-OPTIONS]]'
 
 # Kernel files whose functions the port keeps under other rooms' stand-ins:
 # what a hunk there meets instead of a port (docs/porting.md's table is read too).
@@ -368,8 +367,15 @@ def parse(argv):
 		k = argv.index('--torture')
 		argv, torture = argv[:k], argv[k + 1:]
 	ap = Parser(prog='pokelab port-patch', usage=USAGE, add_help=True,
-		    description='Apply patches written against the Linux 7.3 tree to the port.')
-	ap.add_argument('patches', nargs='*', metavar='PATCH')
+		    formatter_class=lambda prog: argparse.HelpFormatter(prog, width=100),
+		    description='Apply patches written against the Linux 7.3 tree (git diff, git '
+		    'format-patch, a b4 am mbox) to the port, by function, comments ignored, all or '
+		    'nothing. Exit 0 all placed, 1 a conflict (nothing written), 2 bad input; with '
+		    '--torture, torture\'s status, 3 for a conflict.',
+		    epilog='Everything after --torture goes to pokelab torture (default --duration '
+		    '20). See docs/porting.md, "From a kernel patch to the port".')
+	ap.add_argument('patches', nargs='*', metavar='PATCH',
+			help='patch files (git diff, git format-patch, an mbox), applied in order')
 	ap.add_argument('--check', action='store_true', help='say where each hunk goes, write nothing')
 	ap.add_argument('-R', '--reverse', action='store_true', help='take the patches back out')
 	ap.add_argument('--reject', action='store_true',

@@ -89,9 +89,13 @@ def covering(pm, rel, line):
 
 
 def main(argv):
-	ap = argparse.ArgumentParser(prog='pokelab where', usage=USAGE)
+	ap = argparse.ArgumentParser(prog='pokelab where', usage=USAGE,
+				     formatter_class=lambda prog: argparse.HelpFormatter(prog, width=100),
+				     description='Where the port keeps a kernel definition, and the '
+				     'reverse (exit 1 when a name has no port).')
 	ap.error = lambda m: (_ for _ in ()).throw(Bad('%s (usage: %s)' % (m, USAGE)))
-	ap.add_argument('names', nargs='*', metavar='NAME')
+	ap.add_argument('names', nargs='*', metavar='NAME',
+			help='a kernel function, struct or macro; a port symbol; or FILE:LINE')
 	ap.add_argument('--upstream', metavar='DIR', help='the kernel tree for the drift verdict '
 			'(default: $POKELAB_UPSTREAM, else ../shared/reference/upstream/7.3)')
 	ap.add_argument('--root', metavar='DIR', help='the pokelab tree (default: this one)')
