@@ -88,6 +88,20 @@ def main():
         subprocess.run(git + ['add', '-A'], check=True)
         subprocess.run(git + ['commit', '-q', '-m', 'tutorial copy'], check=True)
 
+        # $LINUX: a git copy of the reference Linux 7.3 tree beside the checkout
+        ref = os.path.join(src, '..', 'shared', 'reference', 'upstream', '7.3')
+        linux = os.path.join(tmp, 'linux')
+        shutil.copytree(ref, linux)
+        for d, _, fs in os.walk(linux):
+            os.chmod(d, 0o755)
+            for f in fs:
+                os.chmod(os.path.join(d, f), 0o644)
+        lgit = ['git', '-C', linux, '-c', 'user.name=tutorial', '-c', 'user.email=t@localhost']
+        subprocess.run(lgit[:3] + ['init', '-q'], check=True)
+        subprocess.run(lgit + ['add', '-A'], check=True)
+        subprocess.run(lgit + ['commit', '-q', '-m', 'Linux 7.3 (reference files)'], check=True)
+        env = dict(os.environ, LINUX=linux)
+
         with open(os.path.join(tree, 'docs/tutorial.md')) as f:
             md = f.read()
         n = 0
@@ -102,7 +116,7 @@ def main():
             n += 1
             print(f'tutorial: $ {cmd}', flush=True)
             r = subprocess.run(['sh', '-c', cmd], cwd=tree, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True, env=env)
             out = r.stdout.split('\n')
             if r.returncode != status:
                 sys.stderr.write(f'tutorial: "{cmd}" exited {r.returncode}, the tutorial '

@@ -121,6 +121,7 @@ class Session:
 		self.changed = []	# (entry name, rel, line, hunk name)
 		self.rows = []		# (hunk, word, text)
 		self.failed = 0
+		self.applied_note = False
 
 	# -- the port's files, as edited so far
 
@@ -157,6 +158,17 @@ class Session:
 				  'or --upstream DIR naming the tree it was made against)'
 				  % (h.name(), path, self.args.upstream))
 		new, at = apply_hunk(old, h, reverse)
+		if new is None:
+			# the developer's tree may hold the patch already (made there, then
+			# git diff): its file is the hunk's result, the base is it taken back
+			base, _ = apply_hunk(old, h, not reverse)
+			if base is not None:
+				if not self.applied_note:
+					self.applied_note = True
+					print('port-patch: %s already holds %s: reading each hunk back from '
+					      'it' % (self.args.upstream, h.patch.name))
+				old, new = base, old
+				self.up.set(path, old)
 		if new is None:
 			raise Bad('%s: does not apply to the kernel tree %s: its %s lines are not '
 				  'there (a patch against another version? --upstream DIR names the '
