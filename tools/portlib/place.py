@@ -295,7 +295,10 @@ class Merge:
 			return pos[units[lo].toks[0].i], pos[units[hi - 1].toks[-1].i] + 1
 
 		out = []
-		sm = difflib.SequenceMatcher(None, keys(bunits), keys(tunits), autojunk=False)
+		bk, tk = keys(bunits), keys(tunits)
+		if len(bk) > 1 and len(tk) > 1 and bk[-1] == tk[-1] == '}':
+			bk, tk = bk[:-1], tk[:-1]	# the body's close stays the close
+		sm = difflib.SequenceMatcher(None, bk, tk, autojunk=False)
 		for tag, j1, j2, k1, k2 in sm.get_opcodes():
 			if tag == 'equal':
 				continue
@@ -307,6 +310,10 @@ class Merge:
 			bk = [t.text for t in self.btoks[b1:b2]]
 			tk = [t.text for t in self.ttoks[t1:t2]]
 			sub = difflib.SequenceMatcher(None, bk, tk, autojunk=False)
+			if sub.ratio() < 0.6:
+				# rewritten rather than edited: the statements go whole
+				out.append((b1, b2, t1, t2))
+				continue
 			for tg, x1, x2, y1, y2 in sub.get_opcodes():
 				if tg != 'equal':
 					out.append((b1 + x1, b1 + x2, t1 + y1, t1 + y2))
