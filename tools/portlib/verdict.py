@@ -58,7 +58,8 @@ def torture(args, target, session, patches):
 		print('port-patch: the patched port does not build (%.1f s); no verdict' %
 		      (time.monotonic() - t0))
 		return 1
-	step('rebuilt %s' % ' '.join(targets), t0)
+	step('rebuilt pokelab%s in %s' % (' and the companion modules' if len(targets) > 1 else '',
+					     build), t0)
 	user = list(args.torture)
 	if not any(a == '--duration' or a.startswith('--duration=') or a == '--ops' for a in user):
 		user += ['--duration', '20']
