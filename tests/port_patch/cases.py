@@ -68,6 +68,16 @@ CASES = [
 					 '\t\t\tif (static_call_is_init(site))\n\t\t\t\tcontinue;\n')]],
 	     0, ['applied at alternative/static_call_inline.cpp', '(__static_call_update())'],
 	     None, 'init sites skipped at init too (placement)'),
+	Case('static-call-skip-last', [[(SC, '\t\tfor (site = site_mod->sites;\n\t\t     site < stop && '
+					 'static_call_key(site) == key; site++) {',
+					 '\t\tfor (site = site_mod->sites;\n\t\t     site + 1 < stop && '
+					 'static_call_key(site) == key; site++) {')]],
+	     0, ['applied at alternative/static_call_inline.cpp', '(__static_call_update())'],
+	     'FAILURE', 'the last site of a key never updated: it disagrees with .static_call_sites'),
+	Case('ct-user-exit-no-enter', [[(CT, '\t\t\tct_kernel_enter(true, CT_RCU_WATCHING - state);\n', '')]],
+	     0, ['applied at context_tracking/context_tracking.cpp', '(__ct_user_exit())'],
+	     'FAILURE', 'user exit without ct_kernel_enter(): RCU never watches, the deferred '
+	     'sync never runs'),
 	Case('smp-wait-refactor', [[(SMP, '\tif (run_remote && wait) {\n\t\tfor_each_cpu(cpu, cpumask) {',
 				     '\tif (wait && run_remote) {\n\t\tfor_each_cpu(cpu, cpumask) {')]],
 	     0, ['applied at kernel_shim/kernel/smp.cpp', '(smp_call_function_many_cond())'],

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# verdicts.py ROOT UPSTREAM WORKDIR [SEEDS]: each case of cases.py that names
+# verdicts.py ROOT UPSTREAM WORKDIR [SEEDS [CASE,...]]: each case of cases.py that names
 # a verdict, through `pokelab port-patch --torture --duration 20 --seed S`, in
 # one git worktree of ROOT (built once, restored between cases), for each
 # seed: correct patches must end in SUCCESS, wrong ones in FAILURE with an
@@ -21,6 +21,7 @@ import cases  # noqa: E402
 
 ROOT, UP, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 SEEDS = [int(x) for x in (sys.argv[4] if len(sys.argv) > 4 else '1,2,3').split(',')]
+ONLY = set(sys.argv[5].split(',')) if len(sys.argv) > 5 else None
 failures = []
 
 
@@ -45,7 +46,7 @@ def main():
 	print('worktree %s built (%.0f s)' % (wt, time.monotonic() - t0))
 	pokelab = os.path.join(wt, 'build', 'tools', 'pokelab')
 	for c in cases.CASES:
-		if not c.verdict:
+		if not c.verdict or (ONLY and c.name not in ONLY):
 			continue
 		patch = cases.make(c, UP, os.path.join(WORK, 'k'), os.path.join(WORK, c.name + '.patch'))
 		for seed in SEEDS:
