@@ -12,11 +12,12 @@ import shutil
 
 
 class Case:
-	def __init__(self, name, edits, status, expect, verdict=None, why=''):
+	def __init__(self, name, edits, status, expect, verdict=None, why='', lines=None):
 		# edits: [(kernel file, what is there, what goes there)]; several files
-		# or several patches (a list of lists) make a series
+		# or several patches (a list of lists) make a series; lines: the port
+		# lines the written change must add and remove, (added, removed)
 		self.name, self.edits, self.status = name, edits, status
-		self.expect, self.verdict, self.why = expect, verdict, why
+		self.expect, self.verdict, self.why, self.lines = expect, verdict, why, lines
 
 
 ALT = 'arch/x86/kernel/alternative.c'
@@ -30,58 +31,71 @@ CASES = [
 	Case('no-sync-3', [[(ALT, '\tif (do_sync)\n\t\tsmp_text_poke_sync_each_cpu();\n\n\t/*\n'
 			     '\t * Remove and wait', '\t/*\n\t * Remove and wait')]],
 	     0, [FIN, '(smp_text_poke_batch_finish())'], 'FAILURE',
-	     'the sync after phase 3 deleted: an INT3 may still be fetched after the drain'),
+	     'the sync after phase 3 deleted: an INT3 may still be fetched after the drain',
+	     lines=(0, 2)),
 	Case('no-sync-2', [[(ALT, '\t\t */\n\t\tsmp_text_poke_sync_each_cpu();\n\t}\n',
 			     '\t\t */\n\t}\n')]],
 	     0, [FIN, '(smp_text_poke_batch_finish())'], 'FAILURE',
-	     'the sync after phase 2 deleted: tails and first bytes torn'),
+	     'the sync after phase 2 deleted: tails and first bytes torn',
+	     lines=(0, 1)),
 	Case('refs-publish-plain', [[(ALT, 'atomic_set_release(per_cpu_ptr(&text_poke_array_refs, i), 1)',
 				      'atomic_set(per_cpu_ptr(&text_poke_array_refs, i), 1)')]],
 	     0, ['in its helper text_poke_array_refs_publish()'], None,
-	     'a plain store where the release was: on x86 both are a MOV (TSO), no fault'),
+	     'a plain store where the release was: on x86 both are a MOV (TSO), no fault',
+	     lines=(1, 1)),
 	Case('refs-drain-relaxed', [[(ALT, 'atomic_cond_read_acquire(refs, !VAL);',
 				      'atomic_cond_read_relaxed(refs, !VAL);')]],
 	     0, ['in its helper text_poke_array_refs_drain()'], None,
-	     'the drain\'s wait without acquire (placement)'),
+	     'the drain\'s wait without acquire (placement)',
+	     lines=(1, 1)),
 	Case('call-as-jmp', [[(ALT, 'int3_emulate_call(regs, (long)ip, (long)ip + tpl->disp);',
 			       'int3_emulate_jmp(regs, (long)ip + tpl->disp);')]],
 	     0, [FIN, '(smp_text_poke_int3_handler())'], 'FAILURE',
-	     'a CALL site emulated as a JMP: no return address'),
+	     'a CALL site emulated as a JMP: no return address',
+	     lines=(1, 1)),
 	Case('comment-only', [[(ALT, 'Having observed our INT3 instruction, we now must observe',
 				'Having seen our INT3 instruction, we now must observe')]],
-	     0, ['comment-only, nothing to do'], 'SUCCESS'),
+	     0, ['comment-only, nothing to do'], 'SUCCESS',
+	     lines=(0, 0)),
 	Case('not-in-port', [[(ALT, 'static void its_pages_protect(struct its_array *pages)\n{\n',
 			       'static void its_pages_protect(struct its_array *pages)\n{\n'
 			       '\tif (!pages->num)\n\t\treturn;\n')]],
-	     0, ['not in the port: the kernel function its_pages_protect() has no port'], 'SUCCESS'),
+	     0, ['not in the port: the kernel function its_pages_protect() has no port'], 'SUCCESS',
+	     lines=(0, 0)),
 	Case('lass-absorbed', [[(ALT, '\tlass_stac();\n\t__inline_memcpy(dst, src, len);',
 				 '\tlass_stac();\n\tbarrier();\n\t__inline_memcpy(dst, src, len);')]],
-	     0, ['the port does otherwise there', 'a marked deviation'], 'SUCCESS'),
+	     0, ['the port does otherwise there', 'a marked deviation'], 'SUCCESS',
+	     lines=(0, 0)),
 	Case('jump-label-skip-last', [[(JL, '\tfor (; (entry < stop) && (jump_entry_key(entry) == key); '
 					'entry++) {\n\n',
 					'\tfor (; (entry + 1 < stop) && (jump_entry_key(entry) == key); '
 					'entry++) {\n\n')]],
 	     0, ['applied at alternative/jump_label.cpp', '(__jump_label_update())'], 'FAILURE',
-	     'a key\'s last site never updated: the site disagrees with __jump_table'),
+	     'a key\'s last site never updated: the site disagrees with __jump_table',
+	     lines=(1, 1)),
 	Case('static-call-skip-init', [[(SC, '\t\t\tif (!init && static_call_is_init(site))\n'
 					 '\t\t\t\tcontinue;\n',
 					 '\t\t\tif (static_call_is_init(site))\n\t\t\t\tcontinue;\n')]],
 	     0, ['applied at alternative/static_call_inline.cpp', '(__static_call_update())'],
-	     None, 'init sites skipped at init too (placement)'),
+	     None, 'init sites skipped at init too (placement)',
+	     lines=(1, 1)),
 	Case('static-call-skip-last', [[(SC, '\t\tfor (site = site_mod->sites;\n\t\t     site < stop && '
 					 'static_call_key(site) == key; site++) {',
 					 '\t\tfor (site = site_mod->sites;\n\t\t     site + 1 < stop && '
 					 'static_call_key(site) == key; site++) {')]],
 	     0, ['applied at alternative/static_call_inline.cpp', '(__static_call_update())'],
-	     'FAILURE', 'the last site of a key never updated: it disagrees with .static_call_sites'),
+	     'FAILURE', 'the last site of a key never updated: it disagrees with .static_call_sites',
+	     lines=(1, 1)),
 	Case('ct-user-exit-no-enter', [[(CT, '\t\t\tct_kernel_enter(true, CT_RCU_WATCHING - state);\n', '')]],
 	     0, ['applied at context_tracking/context_tracking.cpp', '(__ct_user_exit())'],
 	     'FAILURE', 'user exit without ct_kernel_enter(): RCU never watches, the deferred '
-	     'sync never runs'),
+	     'sync never runs',
+	     lines=(0, 1)),
 	Case('smp-wait-refactor', [[(SMP, '\tif (run_remote && wait) {\n\t\tfor_each_cpu(cpu, cpumask) {',
 				     '\tif (wait && run_remote) {\n\t\tfor_each_cpu(cpu, cpumask) {')]],
 	     0, ['applied at kernel_shim/kernel/smp.cpp', '(smp_call_function_many_cond())'],
-	     'SUCCESS', 'a correct refactor: the same condition'),
+	     'SUCCESS', 'a correct refactor: the same condition',
+	     lines=(1, 1)),
 	Case('series', [[(ALT, 'Having observed our INT3 instruction, we now must observe',
 			  'Having seen our INT3 instruction, we now must observe')],
 			[(JL, '\tfor (; (entry < stop) && (jump_entry_key(entry) == key); entry++) {\n\n',
@@ -90,12 +104,13 @@ CASES = [
 			  '\tif (wait && run_remote) {\n\t\tfor_each_cpu(cpu, cpumask) {')]],
 	     0, ['message 1', 'message 3', 'comment-only', 'applied at alternative/jump_label.cpp',
 		 'applied at kernel_shim/kernel/smp.cpp'], 'SUCCESS',
-	     'a three-patch series as an mbox, correct refactors'),
+	     'a three-patch series as an mbox, correct refactors',
+	     lines=(2, 2)),
 	Case('new-helper', [[(ALT, 'static void its_pages_protect(struct its_array *pages)\n',
 			      'static int text_poke_nr_cpus(void)\n{\n\treturn num_possible_cpus();\n}\n\n'
 			      'static void its_pages_protect(struct its_array *pages)\n')]],
 	     0, ['applied at alternative/', '(text_poke_nr_cpus(), new, beside'], None,
-	     'a new function goes beside its nearest ported neighbour'),
+	     'a new function goes beside its nearest ported neighbour', lines=(6, 0)),
 ]
 
 

@@ -61,7 +61,8 @@ def tool(root, *args):
 
 def snapshot(root):
 	out = {}
-	for d, _, fs in os.walk(root):
+	for d, dirs, fs in os.walk(root):
+		dirs[:] = [x for x in dirs if x != '.git']
 		for f in fs:
 			p = os.path.join(d, f)
 			with open(p, 'rb') as fh:
@@ -153,6 +154,10 @@ def release(tmp):
 
 def run_cases(tmp):
 	root = copy_tree(os.path.join(tmp, 'cases'))
+	git = ['git', '-C', root, '-c', 'user.name=t', '-c', 'user.email=t@localhost']
+	subprocess.run(git[:3] + ['init', '-q'], check=True)
+	subprocess.run(git + ['add', '-A'], check=True)
+	subprocess.run(git + ['commit', '-q', '-m', 'copy'], check=True)
 	before = snapshot(root)
 	for c in cases.CASES:
 		patch = cases.make(c, UP, os.path.join(tmp, 'k'), os.path.join(tmp, c.name + '.patch'))
@@ -165,8 +170,20 @@ def run_cases(tmp):
 			if w not in out + err:
 				fail('%s: %r not in its output:\n%s%s' % (c.name, w, out, err))
 		print('case %s: %s' % (c.name, (out + err).strip().split('\n')[-1][:100]))
-	if snapshot(root) != before:
-		fail('--check wrote to the tree')
+		if snapshot(root) != before:
+			fail('%s: --check wrote to the tree' % c.name)
+		if c.lines is None or rc:
+			continue
+		# written: exactly the lines the kernel change stands for, nothing else
+		rc, out, err = tool(root, patch)
+		stat = subprocess.run(git + ['diff', '--numstat'], capture_output=True, text=True).stdout
+		added = sum(int(l.split()[0]) for l in stat.split('\n') if l.strip())
+		removed = sum(int(l.split()[1]) for l in stat.split('\n') if l.strip())
+		if (added, removed) != c.lines:
+			diff = subprocess.run(git + ['diff'], capture_output=True, text=True).stdout
+			fail('%s: the port gained %d and lost %d lines, want %d and %d:\n%s' % (
+				c.name, added, removed, c.lines[0], c.lines[1], diff[-3000:]))
+		subprocess.run(git + ['checkout', '-q', '--', '.'], check=True)
 
 
 def bad_input(tmp):

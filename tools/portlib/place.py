@@ -440,8 +440,7 @@ class Merge:
 			lo = line_start(text, first.start)
 			hi = line_end(text, last.end) + 1
 			return render(ts, lo, min(hi, len(text)), ts.toks, self.inv), True
-		lo = self.ttoks[t1 - 1].end if t1 > 0 else first.start
-		return render(ts, lo, last.end, ts.toks, self.inv), False
+		return render(ts, first.start, last.end, ts.toks, self.inv), False
 
 	def _replace(self, first, last, t1, t2, b1, b2, whole=False):
 		ps = self.al.psrc
@@ -449,10 +448,18 @@ class Merge:
 		lines = whole or (_first_on_line(ps, first) and _rest_is_comment(ps, last))
 		if lines:
 			lo, hi = line_start(text, first.start), min(line_end(text, last.end) + 1, len(text))
+		elif t2 > t1:
+			lo, hi = first.start, last.end		# tokens for tokens
 		else:
+			# a deletion inside a line takes one side's space with it: "a && b)" loses
+			# " && b", "(!a && b)" loses "!a && "
 			prev = ps.toks[first.i - 1] if first.i > 0 else None
-			lo = prev.end if prev is not None and prev.line == first.line else first.start
-			hi = last.end
+			nxt = ps.toks[last.i + 1] if last.i + 1 < len(ps.toks) else None
+			lo, hi = first.start, last.end
+			if prev is not None and prev.line == first.line and prev.end < first.start:
+				lo = prev.end
+			elif nxt is not None and nxt.line == last.line:
+				hi = nxt.start
 		if t2 > t1:
 			new, tlines = self._tspan(t1, t2, lines)
 			if lines and not tlines:
