@@ -124,7 +124,11 @@ def explain(target, session, lines):
 		for m in re.finditer(r'[A-Za-z_]\w*', line):
 			if m.group() in names and m.group() not in named:
 				named.append(m.group())
-	if not named and not any(l.startswith('xmc:') for l in lines):
+	violations = any(l.startswith('xmc:') and not l.startswith('xmc: model of') for l in lines)
+	if not violations:
+		for name in changed:
+			for rel, line, h in changed[name]:
+				print('port-patch: changed %s() at %s:%d (%s)' % (name, rel, line, h.name()))
 		return
 	print('port-patch: the violations, in the port:')
 	for name in named:
