@@ -646,14 +646,11 @@ static void text_poke_array_refs_drain(void)
 	}
 	for_each_possible_cpu(i) {
 		atomic_t *refs = per_cpu_ptr(&text_poke_array_refs, i);
-		bool last;
 
-		last = atomic_dec_and_test(refs);	/* userspace: the census goes between */
-		text_poke_refs_written(i);	/* userspace: census */
-		text_poke_refs_patcher_writes++;	/* userspace: census */
-		/* userspace: BUSTED, the wait for handlers still holding a ref deleted */
-		if (unlikely(!last) && !BUSTED(REFS_NO_WAIT))
+		if (unlikely(!atomic_dec_and_test(refs)) && !BUSTED(REFS_NO_WAIT)) /* userspace: BUSTED */
 			atomic_cond_read_acquire(refs, !VAL);
+		text_poke_refs_written(i);	/* userspace: census, of the dec above */
+		text_poke_refs_patcher_writes++;	/* userspace: census */
 	}
 	kshim::xmcInt3RefsDrained();	/* the model reads the counts */
 }

@@ -91,6 +91,21 @@ CASES = [
 	     'FAILURE', 'user exit without ct_kernel_enter(): RCU never watches, the deferred '
 	     'sync never runs',
 	     lines=(0, 1)),
+	Case('refs-skip-wait', [[(ALT, '\t\tif (unlikely(!atomic_dec_and_test(refs)))\n'
+				  '\t\t\tatomic_cond_read_acquire(refs, !VAL);\n',
+				  '\t\tatomic_dec(refs);\n')]],
+	     0, ['in its helper text_poke_array_refs_drain()'], 'FAILURE',
+	     'the drain does not wait for handlers still holding a ref', lines=(1, 2)),
+	Case('jump-label-other-form', [[(JL, '\t\tif (jump_label_can_update(entry, init))\n'
+					 '\t\t\tarch_jump_label_transform(entry, jump_label_type(entry));\n',
+					 '\t\tif (!jump_label_can_update(entry, init))\n\t\t\tcontinue;\n'
+					 '\t\tarch_jump_label_transform(entry, jump_label_type(entry));\n')]],
+	     0, ['the port follows the other #ifdef form of __jump_label_update()'], None,
+	     'the !HAVE_JUMP_LABEL_BATCH form, which x86 does not build', lines=(0, 0)),
+	Case('smp-cond-inverted', [[(SMP, '\t\t\tif (cond_func && !cond_func(cpu, info)) {',
+				     '\t\t\tif (cond_func && cond_func(cpu, info)) {')]],
+	     0, ['applied at kernel_shim/kernel/smp.cpp', '(smp_call_function_many_cond())'], None,
+	     'the cross-call condition inverted (placement, spacing kept)', lines=(1, 1)),
 	Case('smp-wait-refactor', [[(SMP, '\tif (run_remote && wait) {\n\t\tfor_each_cpu(cpu, cpumask) {',
 				     '\tif (wait && run_remote) {\n\t\tfor_each_cpu(cpu, cpumask) {')]],
 	     0, ['applied at kernel_shim/kernel/smp.cpp', '(smp_call_function_many_cond())'],

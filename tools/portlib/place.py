@@ -390,6 +390,11 @@ class Merge:
 			if al.bunits[u1].toks[0].i != self.btoks[b1].i or \
 					al.bunits[u2].toks[-1].i != self.btoks[b2 - 1].i:
 				return False
+			# each upstream statement must have its port statement: one the port
+			# split or folded (its tokens in two statements) is not replaced whole
+			if any(not al.bcorr.get(u) for u in range(u1, u2 + 1)
+			       if al.bunits[u].kind != 'close'):
+				return False
 			ports = sorted({p for u in range(u1, u2 + 1) for p in al.bcorr.get(u, [])})
 			if not ports or ports != list(range(ports[0], ports[-1] + 1)):
 				return False
@@ -442,10 +447,31 @@ class Merge:
 			return render(ts, lo, min(hi, len(text)), ts.toks, self.inv), True
 		return render(ts, first.start, last.end, ts.toks, self.inv), False
 
+	def _gap(self, left, right, t1, t2):
+		"""Inside one line: the port's text between left and right becomes the hunk's
+		text between the same neighbours, so the hunk's own spacing comes along."""
+		ps, ts = self.al.psrc, self.tsrc
+		if left is None or right is None or t1 == 0 or t2 >= len(self.ttoks):
+			return False
+		tl, tr = self.ttoks[t1 - 1], self.ttoks[t2]
+		if left.line != right.line or tl.line != tr.line:
+			return False
+		if any(left.end <= c.start < right.start for c in ps.comments) or \
+				any(tl.end <= c.start < tr.start for c in ts.comments):
+			return False
+		new = render(ts, tl.end, tr.start, ts.toks, self.inv)
+		self.edits.append(Edit(left.end, right.start, new, left.line, ps))
+		return True
+
 	def _replace(self, first, last, t1, t2, b1, b2, whole=False):
 		ps = self.al.psrc
 		text = ps.text
 		lines = whole or (_first_on_line(ps, first) and _rest_is_comment(ps, last))
+		if not lines:
+			prev = ps.toks[first.i - 1] if first.i > 0 else None
+			nxt = ps.toks[last.i + 1] if last.i + 1 < len(ps.toks) else None
+			if self._gap(prev, nxt, t1, t2):
+				return
 		if lines:
 			lo, hi = line_start(text, first.start), min(line_end(text, last.end) + 1, len(text))
 		elif t2 > t1:
@@ -486,6 +512,9 @@ class Merge:
 			at = min(line_end(text, tok.end) + 1, len(text))
 			self.edits.append(Edit(at, at, new, tok.line + 1, ps))
 			return
+		nxt = ps.toks[tok.i + 1] if tok.i + 1 < len(ps.toks) else None
+		if self._gap(tok, nxt, t1, t2):
+			return
 		lo = tprev.end
 		new = render(self.tsrc, lo, self.ttoks[t2 - 1].end, self.tsrc.toks, self.inv)
 		self.edits.append(Edit(tok.end, tok.end, new, tok.line, ps))
@@ -518,10 +547,12 @@ class Merge:
 				break
 		if near is None:
 			near = ps.toks[self.entry.start]
-		expect = [self.bsrc.text.split('\n')[n - 1] for n in bl[:4]]
+		expect = [self.bsrc.text.split('\n')[n - 1] for n in bl[:5]]
 		plines = ps.text.split('\n')
-		port = plines[near.line - 1:near.line - 1 + max(len(expect), 2)]
-		return (near.line, expect, port)
+		# the port's lines from the same place, blank lines left out, two more than the
+		# kernel's so that its own (marked) lines there show
+		port = [l for l in plines[near.line - 1:near.line + 11] if l.strip()]
+		return (near.line, expect, port[:len(expect) + 2])
 
 
 def comment_only(old_src, new_src):

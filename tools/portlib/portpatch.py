@@ -4,6 +4,7 @@
 # See docs/porting.md, "From a kernel patch to the port".
 
 import argparse
+import difflib
 import os
 import re
 import subprocess
@@ -219,6 +220,13 @@ class Session:
 				 'has its own includes and config)' % _short(it.name))
 			return
 		entry = self.entry_for(h, path, it)
+		if entry is not None and a is not None:
+			other = self.other_form(a, osrc, entry)
+			if other is not None:
+				self.row(h, 'no port', 'not in the port: the port follows the other #ifdef form '
+					 'of %s (kernel line %d), not this one (line %d)' % (
+						 a.label(), other.line, a.line))
+				return
 		if a is not None and b is not None:
 			if entry is None:
 				self.row(h, 'no port', self.no_port(it))
@@ -231,6 +239,20 @@ class Session:
 				self.row(h, 'no port', self.no_port(it, removed=True))
 				return
 			self.remove(h, entry, edits)
+
+	def other_form(self, a, osrc, entry):
+		"""Of several #ifdef forms of a's name, the one the port follows if not a."""
+		forms = [x for x in kitems.items(osrc) if x.kind == a.kind and x.name == a.name]
+		if len(forms) < 2:
+			return None
+		pkeys = [drift.rename(t.text, self.renames(a.name))
+			 for t in entry.src.toks[entry.start:entry.end + 1]]
+
+		def score(x):
+			return difflib.SequenceMatcher(None, pkeys, [t.text for t in x.toks],
+						       autojunk=False).ratio()
+		best = max(forms, key=score)
+		return None if best is a or best.start == a.start else best
 
 	def no_port(self, it, removed=False):
 		instead = self.not_ported.get(it.name)
@@ -298,7 +320,7 @@ class Session:
 		for j in list(range(k - 1, -1, -1)) + list(range(k + 1, len(new_items))):
 			nb = new_items[j]
 			# a function beside a function, a macro beside a macro, ...
-			if nb.kind == 'pp' or (nb.kind == 'func') != (b.kind == 'func'):
+			if nb.kind != b.kind:
 				continue
 			e = self.entry_for(h, path, nb)
 			if e is None:
@@ -428,6 +450,10 @@ def main(argv):
 	t0 = time.monotonic()
 	args = parse(argv)
 	patches = patchin.read_patches(args.patches)
+	checkout = args.root
+	if args.worktree and not args.check:
+		# the new worktree is what is read and patched: the checkout stays as it is
+		args.root = make_worktree(checkout, args.worktree)
 	s = Session(args)
 	order = list(patches)
 	if args.reverse:
@@ -473,13 +499,15 @@ def main(argv):
 	target = args.root
 	write = not args.check and (not s.failed or args.reject)
 	if write:
-		if args.worktree:
-			target = make_worktree(args.root, args.worktree)
 		written = write_files(target, s.port, {r for _, r, _, _ in s.changed})
 		summary += '; wrote %d file%s%s' % (len(written), '' if len(written) == 1 else 's',
 						      ' in ' + target if args.worktree else '')
 	elif s.failed:
 		summary += '; nothing written (all or nothing, as git apply: --reject writes the rest)'
+		if args.worktree and not args.check:
+			subprocess.run(['git', '-C', checkout, 'worktree', 'remove', '--force', args.root],
+				       capture_output=True)
+			summary += '; worktree %s removed' % args.worktree
 	else:
 		summary += '; --check: nothing written'
 	print('port-patch: ' + summary)
