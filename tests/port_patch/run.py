@@ -125,7 +125,8 @@ def release(tmp):
 		return
 	with open(patch, 'w') as f:
 		f.write(p.stdout)
-	rc, out, err = tool(root, patch)
+	# --no-record: -R below must give the tree back by merging alone
+	rc, out, err = tool(root, '--no-record', patch)
 	if rc != 0:
 		fail('the release patch (%s -> 7.3, taken back) did not apply: %s%s' % (OLD, out, err))
 		return
@@ -150,6 +151,20 @@ def release(tmp):
 	diff = sorted(k for k in set(back) | set(before) if back.get(k) != before.get(k))
 	if diff:
 		fail('-R did not give the tree back byte for byte: %s' % ', '.join(diff))
+	# a hunk that replaced a marked port line (the series' deferrable sync): -R
+	# restores it from the record port-patch keeps in the git directory
+	git = ['git', '-C', root, '-c', 'user.name=t', '-c', 'user.email=t@localhost']
+	subprocess.run(git[:3] + ['init', '-q'], check=True)
+	c = [x for x in cases.CASES if x.name == 'no-sync-3'][0]
+	p2 = cases.make(c, UP, os.path.join(tmp, 'kr'), os.path.join(tmp, 'record.patch'))
+	rc1, out1, err1 = tool(root, p2)
+	rc2, out2, err2 = tool(root, '-R', p2)
+	back = snapshot(root)
+	diff = sorted(k for k in set(back) | set(before) if back.get(k) != before.get(k)
+		      and not k.startswith('.git'))
+	if rc1 or rc2 or diff or 'byte for byte' not in out2:
+		fail('-R from the record: exit %d/%d, %s; files left changed: %s' % (
+			rc1, rc2, (out2 + err2).strip()[-300:], ', '.join(diff)))
 
 
 def run_cases(tmp):

@@ -5,6 +5,8 @@
 
 import argparse
 import difflib
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -412,6 +414,9 @@ def parse(argv):
 			help='patch files (git diff, git format-patch, an mbox), applied in order')
 	ap.add_argument('--check', action='store_true', help='say where each hunk goes, write nothing')
 	ap.add_argument('-R', '--reverse', action='store_true', help='take the patches back out')
+	ap.add_argument('--no-record', action='store_true',
+			help='keep no record of what was replaced (-R then merges, as for a patch '
+			'port-patch did not apply); with -R, merge even when a record exists')
 	ap.add_argument('--reject', action='store_true',
 			help='write the hunks that were placed even if some were not')
 	ap.add_argument('--upstream', metavar='DIR',
@@ -454,6 +459,18 @@ def main(argv):
 	if args.worktree and not args.check:
 		# the new worktree is what is read and patched: the checkout stays as it is
 		args.root = make_worktree(checkout, args.worktree)
+	key = record_key(args.patches)
+	if args.reverse and not args.worktree and not args.no_record:
+		done = restore_record(args.root, key, args.check)
+		if done is not None:
+			print('port-patch: -R: %s %d file%s byte for byte from what port-patch kept when '
+			      'it applied %s (%.2f s)' % ('would restore' if args.check else 'restored',
+						  len(done), '' if len(done) == 1 else 's',
+						  ' '.join(args.patches), time.monotonic() - t0))
+			if args.torture is not None and not args.check:
+				from . import verdict
+				return verdict.torture(args, args.root, Session(args), patches)
+			return 0
 	s = Session(args)
 	order = list(patches)
 	if args.reverse:
@@ -467,6 +484,8 @@ def main(argv):
 						raise Bad('%s: %s is not in the kernel tree %s' % (
 							h.name(), h.path, args.upstream))
 					new, _ = apply_hunk(old, h, False)
+					if new is None and apply_hunk(old, h, True)[0] is not None:
+						new = old	# the tree holds the patch already
 					if new is None:
 						raise Bad('%s: does not apply to the kernel tree %s (-R takes '
 							  'back a patch made against it)' % (h.name(),
@@ -499,7 +518,16 @@ def main(argv):
 	target = args.root
 	write = not args.check and (not s.failed or args.reject)
 	if write:
+		before = {}
+		for rel in s.port:
+			try:
+				with open(os.path.join(target, rel), encoding='utf-8') as f:
+					before[rel] = f.read()
+			except OSError:
+				before[rel] = None
 		written = write_files(target, s.port, {r for _, r, _, _ in s.changed})
+		if written and not args.reverse and not args.no_record:
+			keep_record(target, key, {r: (before[r], s.port[r]) for r in written})
 		summary += '; wrote %d file%s%s' % (len(written), '' if len(written) == 1 else 's',
 						      ' in ' + target if args.worktree else '')
 	elif s.failed:
@@ -517,6 +545,59 @@ def main(argv):
 		from . import verdict
 		return verdict.torture(args, target, s, patches)
 	return 1 if s.failed else 0
+
+
+# What -R needs to give a tree back byte for byte: each file as it was before
+# port-patch applied the patches and as it left it, kept in the checkout's git
+# directory (never in the work tree) under a hash of the patches' bytes.
+def record_key(paths):
+	h = hashlib.sha256()
+	for p in paths:
+		with open(p, 'rb') as f:
+			h.update(f.read())
+		h.update(b'\0')
+	return h.hexdigest()[:24]
+
+
+def record_path(root, key):
+	p = subprocess.run(['git', '-C', root, 'rev-parse', '--absolute-git-dir'],
+			   capture_output=True, text=True)
+	if p.returncode:
+		return None
+	return os.path.join(p.stdout.strip(), 'port-patch', key + '.json')
+
+
+def keep_record(root, key, files):
+	path = record_path(root, key)
+	if not path:
+		return
+	os.makedirs(os.path.dirname(path), exist_ok=True)
+	fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.rec.')
+	with os.fdopen(fd, 'w', encoding='utf-8') as f:
+		json.dump({r: {'before': b, 'after': a} for r, (b, a) in files.items()}, f)
+	os.replace(tmp, path)
+
+
+def restore_record(root, key, check):
+	"""The files back as they were, if each is still as port-patch left it."""
+	path = record_path(root, key)
+	if not path or not os.path.isfile(path):
+		return None
+	with open(path, encoding='utf-8') as f:
+		rec = json.load(f)
+	for rel, v in rec.items():
+		try:
+			with open(os.path.join(root, rel), encoding='utf-8') as f:
+				if f.read() != v['after']:
+					return None		# edited since: take the patch back by merging
+		except OSError:
+			return None
+	if check:
+		return list(rec)
+	write_files(root, {rel: v['before'] for rel, v in rec.items() if v['before'] is not None},
+		    set(rec))
+	os.unlink(path)
+	return list(rec)
 
 
 def make_worktree(root, wt):
