@@ -511,6 +511,7 @@ static std::string feature_label(unsigned int cpuid)
 }
 
 /* A site and the one entry (if any) that will patch it. */
+/* Port of struct patch_site, arch/x86/kernel/alternative.c, v7.3 */
 struct patch_site {
 	u8 *instr;
 	struct alt_instr *alt;	/* NULL: keep the original */

@@ -240,6 +240,7 @@ static inline void static_key_set_linked(struct static_key *key)
 }
 
 /* A key used by modules other than its own: its entries, per module (kernel/jump_label.c) */
+/* Port of struct static_key_mod, kernel/jump_label.c, v7.3 */
 struct static_key_mod {
 	struct static_key_mod *next;
 	struct jump_entry *entries;

@@ -20,6 +20,7 @@
 #include <linux/mutex.h>
 #include <linux/printk.h>
 
+/* Port of struct jump_label_patch, arch/x86/kernel/jump_label.c, v7.3 */
 struct jump_label_patch {
 	const void *code;
 	int size;

@@ -49,6 +49,7 @@ asm(".pushsection .text, \"ax\", @progbits\n"
     ".size __static_call_return, . - __static_call_return\n"
     ".popsection\n");
 
+/* Port of enum insn_type, arch/x86/kernel/static_call.c, v7.3 */
 enum insn_type {
 	CALL = 0,	/* site call */
 	NOP = 1,	/* site cond-call */

@@ -28,6 +28,7 @@
  * NOTE: a Jcc.d32 (0f 8x, 6 bytes) is stored as its Jcc.d8 opcode with
  * len 6; text[] then holds the 5 bytes after the 0x0f escape.
  */
+/* Port of struct smp_text_poke_loc, arch/x86/kernel/alternative.c, v7.3 */
 struct smp_text_poke_loc {
 	s32 rel_addr;	/* site - _stext */
 	s32 disp;
@@ -41,6 +42,7 @@ static_assert(sizeof(struct smp_text_poke_loc) == 16, "smp_text_poke_loc must st
 /* Port of TEXT_POKE_ARRAY_MAX(), arch/x86/kernel/alternative.c, v7.3 */
 #define TEXT_POKE_ARRAY_MAX (PAGE_SIZE / sizeof(struct smp_text_poke_loc))
 
+/* Port of struct smp_text_poke_array, arch/x86/kernel/alternative.c, v7.3 */
 struct smp_text_poke_array {
 	struct smp_text_poke_loc vec[TEXT_POKE_ARRAY_MAX];
 	int nr_entries;

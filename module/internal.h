@@ -50,6 +50,7 @@ extern wait_queue_head_t module_wq;
  * __kcrctab (no versions) and no __kflagstab (no license flags: every
  * export may be used by every module).
  */
+/* Port of struct symsearch, kernel/module/main.c, v7.3 */
 struct symsearch {
 	const struct kernel_symbol *start, *stop;
 };

@@ -747,6 +747,7 @@ int post_relocation(struct module *mod, struct load_info *info)	/* userspace: @i
 }
 
 /* For freeing module_init on success, in case kallsyms traversing */
+/* Port of struct mod_initfree, kernel/module/main.c, v7.3 */
 struct mod_initfree {
 	struct llist_node node;
 	void *init_text;

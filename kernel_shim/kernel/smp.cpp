@@ -130,6 +130,7 @@ struct class_preempt_t {
 #define __guard_var(line) __guard_id(line)
 #define guard(name) class_ ## name ## _t __guard_var(__LINE__) = class_ ## name ## _t
 
+/* Port of struct call_function_data, kernel/smp.c, v7.3 */
 struct call_function_data {
 	kshim::PerCpu<call_single_data_t> *csd;
 	cpumask_var_t cpumask;

@@ -8,6 +8,7 @@
 # name. A ported function that loses its Port-of line fails this.
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools'))
@@ -44,9 +45,35 @@ def main(root, upstream):
 			if covering(pm, src.rel, d.line) is None:
 				holes.append('%s:%d: %s() has the name of a definition of %s but no Port-of '
 					     'line' % (src.rel, d.line, name, names[name]))
+	# structs, unions and enums: "struct NAME {" in the port under a kernel name
+	tags = {}
+	for rel in pm.kernel_files():
+		p = os.path.join(upstream, rel)
+		if os.path.isfile(p):
+			for it in kitems.items(drift.Source(p, rel)):
+				if it.kind in ('struct', 'union', 'enum'):
+					tags.setdefault(it.name, rel)
+	ported = {e.name for e in pm.entries if e.kind in ('struct', 'union', 'enum')}
+	for d, dirs, files in os.walk(root):
+		dirs[:] = sorted(x for x in dirs if not x.startswith(('build', '.')) and
+				 not (d == root and x in ('tests', 'tools')))
+		for f in sorted(files):
+			if not f.endswith(drift.SOURCE_EXT):
+				continue
+			path = os.path.join(d, f)
+			with open(path, encoding='utf-8', errors='replace') as fh:
+				text = fh.read()
+			for m in re.finditer(r'^(?:typedef\s+)?(struct|union|enum)\s+(\w+)\s*(?::[^{;]*)?\{',
+					     text, re.M):
+				if m.group(2) in tags and m.group(2) not in ported:
+					holes.append('%s:%d: %s %s has the name of a definition of %s but no '
+						     'Port-of line' % (os.path.relpath(path, root),
+								       text[:m.start()].count('\n') + 1,
+								       m.group(1), m.group(2), tags[m.group(2)]))
 	for h in holes:
 		print(h)
-	print('port_map: %d kernel names checked, %d holes' % (len(names), len(holes)))
+	print('port_map: %d kernel names and %d tags checked, %d holes' % (len(names), len(tags),
+									  len(holes)))
 	return 1 if holes else 0
 
 

@@ -121,6 +121,10 @@ CASES = [
 		 'applied at kernel_shim/kernel/smp.cpp'], 'SUCCESS',
 	     'a three-patch series as an mbox, correct refactors',
 	     lines=(2, 2)),
+	Case('struct-member', [[(ALT, '\t/* see smp_text_poke_batch_finish() */\n\tu8 old;\n};',
+				 '\t/* see smp_text_poke_batch_finish() */\n\tu8 old;\n\tu8 flags;\n};')]],
+	     0, ['applied at alternative/text_poke_array.h', '(struct smp_text_poke_loc)'], None,
+	     'a member added to a ported struct', lines=(1, 0)),
 	Case('new-helper', [[(ALT, 'static void its_pages_protect(struct its_array *pages)\n',
 			      'static int text_poke_nr_cpus(void)\n{\n\treturn num_possible_cpus();\n}\n\n'
 			      'static void its_pages_protect(struct its_array *pages)\n')]],

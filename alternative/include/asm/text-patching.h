@@ -173,6 +173,7 @@ int smp_text_poke_int3_handler(struct pt_regs *regs);
  * Instruction generation, as the kernel's: @opcode at @addr reaching @dest.
  * text_gen_insn() returns a static buffer (not reentrant, text_mutex held).
  */
+/* Port of union text_poke_insn, arch/x86/include/asm/text-patching.h, v7.3 */
 union text_poke_insn {
 	u8 text[TEXT_POKE_MAX_OPCODE_SIZE];
 	struct {

@@ -31,6 +31,7 @@
 /* The configuration pokelab has: x86's self-relative jump entries (arch/x86/Kconfig). */
 #define CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE 1
 
+/* Port of struct jump_entry, include/linux/jump_label.h, v7.3 */
 struct jump_entry {
 	s32 code;
 	s32 target;
@@ -39,6 +40,7 @@ struct jump_entry {
 
 struct static_key_mod;
 
+/* Port of struct static_key, include/linux/jump_label.h, v7.3 */
 struct static_key {
 	atomic_t enabled;
 	union {
@@ -49,10 +51,12 @@ struct static_key {
 	};
 };
 
+/* Port of struct static_key_true, include/linux/jump_label.h, v7.3 */
 struct static_key_true {
 	struct static_key key;
 };
 
+/* Port of struct static_key_false, include/linux/jump_label.h, v7.3 */
 struct static_key_false {
 	struct static_key key;
 };
@@ -66,6 +70,7 @@ struct static_key_false {
 /* Port of JUMP_TYPE_MASK(), include/linux/jump_label.h, v7.3 */
 #define JUMP_TYPE_MASK		3UL
 
+/* Port of enum jump_label_type, include/linux/jump_label.h, v7.3 */
 enum jump_label_type {
 	JUMP_LABEL_NOP = 0,
 	JUMP_LABEL_JMP,
