@@ -7,6 +7,8 @@
 
 import re
 
+from . import drift
+
 # Words that take a parenthesised argument in a head without being its name.
 ATTR_CALLS = {
 	'__attribute__', '__section', '__aligned', '__acquires', '__releases', '__must_hold',
@@ -56,15 +58,9 @@ class Item:
 
 
 def _close(toks, i, lo, hi):
-	depth = 0
-	for j in range(i, len(toks)):
-		if toks[j].text == lo:
-			depth += 1
-		elif toks[j].text == hi:
-			depth -= 1
-			if depth == 0:
-				return j
-	return len(toks) - 1
+	"""port-drift's match_close(), the last token for an unclosed one."""
+	j = drift.match_close(toks, i, lo, hi)
+	return len(toks) - 1 if j is None else j
 
 
 def _name_before_paren(toks, lo, hi):

@@ -15,6 +15,16 @@ STRUCT_RE = re.compile(r'\b(struct|union|enum)\s+([A-Za-z_]\w*)')
 FRAGMENT_RE = re.compile(r"(?<![\w*])([A-Za-z_]\w*)\(\)'s\b|\bpart of ([A-Za-z_]\w*)\(\)")
 
 
+def default_upstream(root):
+	"""The Linux 7.3 tree to read: $POKELAB_UPSTREAM, else the reference copy
+	beside the checkout (../shared/reference/upstream/7.3), else None."""
+	env = os.environ.get('POKELAB_UPSTREAM')
+	if env:
+		return env
+	cand = os.path.normpath(os.path.join(root, '..', 'shared', 'reference', 'upstream', '7.3'))
+	return cand if os.path.isdir(cand) else None
+
+
 class Entry:
 	"""One port definition of a kernel NAME: where it is, what it ports."""
 

@@ -19,7 +19,7 @@ from . import kitems
 from . import patchin
 from . import place
 from .patchin import Bad
-from .portmap import PortMap
+from .portmap import PortMap, default_upstream
 
 USAGE = 'pokelab port-patch [OPTIONS] PATCH... [--torture [TORTURE-OPTIONS]]'
 
@@ -387,14 +387,6 @@ def _short(s):
 class Parser(argparse.ArgumentParser):
 	def error(self, message):
 		raise Bad('%s (usage: %s)' % (message, USAGE))
-
-
-def default_upstream(root):
-	env = os.environ.get('POKELAB_UPSTREAM')
-	if env:
-		return env
-	cand = os.path.normpath(os.path.join(root, '..', 'shared', 'reference', 'upstream', '7.3'))
-	return cand if os.path.isdir(cand) else None
 
 
 def parse(argv):

@@ -11,21 +11,13 @@ import re
 import sys
 
 from . import drift
-from .portmap import PortMap
+from .portmap import PortMap, default_upstream
 
 USAGE = 'pokelab where [--upstream DIR] [--root DIR] [--brief] NAME|FILE:LINE...'
 
 
 class Bad(Exception):
 	pass
-
-
-def default_upstream(root):
-	env = os.environ.get('POKELAB_UPSTREAM')
-	if env:
-		return env
-	cand = os.path.normpath(os.path.join(root, '..', 'shared', 'reference', 'upstream', '7.3'))
-	return cand if os.path.isdir(cand) else None
 
 
 def verdict(pm, e, tree):
