@@ -389,7 +389,6 @@ out:
 	return ret;
 }
 
-/* Port of delete_module(), kernel/module/main.c, v7.3 */
 int delete_module(struct module *mod)
 {
 	char name[MODULE_NAME_LEN];
