@@ -228,6 +228,22 @@ def bad_input(tmp):
 		if rc != 2 or len(lines) != 1 or want not in err:
 			fail('bad input %s: exit %d, stderr %r (want exit 2 and one line with %r)'
 			     % (name, rc, err, want))
+	# a kernel function the port keeps twice (the recursion guard's replay forms):
+	# a made-up include/linux/bpf.h in a tree of its own, and a hunk on it
+	fake = os.path.join(tmp, 'fake-linux')
+	os.makedirs(os.path.join(fake, 'include', 'linux'))
+	body = 'static inline bool bpf_prog_get_recursion_context(struct bpf_prog *prog)\n{\n'
+	with open(os.path.join(fake, 'include/linux/bpf.h'), 'w') as f:
+		f.write(body + '\treturn true;\n}\n')
+	with open(os.path.join(tmp, 'two.patch'), 'w') as f:
+		f.write('--- a/include/linux/bpf.h\n+++ b/include/linux/bpf.h\n@@ -1,4 +1,4 @@\n' +
+			''.join(' ' + l + '\n' for l in body.split('\n')[:2]) +
+			'-\treturn true;\n+\treturn false;\n }\n')
+	p = subprocess.run(['/usr/bin/python3', TOOL, '--root', root, '--upstream', fake,
+			    os.path.join(tmp, 'two.patch')], capture_output=True, text=True)
+	if p.returncode != 2 or 'matches two places' not in p.stderr:
+		fail('a hunk on a function the port keeps twice: exit %d, %r' % (p.returncode,
+										 p.stderr + p.stdout))
 	if snapshot(root) != before:
 		fail('bad input wrote to the tree')
 
