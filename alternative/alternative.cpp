@@ -647,7 +647,8 @@ static void text_poke_array_refs_drain(void)
 	for_each_possible_cpu(i) {
 		atomic_t *refs = per_cpu_ptr(&text_poke_array_refs, i);
 
-		if (unlikely(!atomic_dec_and_test(refs)) && !BUSTED(REFS_NO_WAIT)) /* userspace: BUSTED */
+		if (unlikely(!atomic_dec_and_test(refs)) &&
+		    !BUSTED(REFS_NO_WAIT))	/* userspace: BUSTED */
 			atomic_cond_read_acquire(refs, !VAL);
 		text_poke_refs_written(i);	/* userspace: census, of the dec above */
 		text_poke_refs_patcher_writes++;	/* userspace: census */

@@ -95,7 +95,7 @@ CASES = [
 				  '\t\t\tatomic_cond_read_acquire(refs, !VAL);\n',
 				  '\t\tatomic_dec(refs);\n')]],
 	     0, ['in its helper text_poke_array_refs_drain()'], 'FAILURE',
-	     'the drain does not wait for handlers still holding a ref', lines=(1, 2)),
+	     'the drain does not wait for handlers still holding a ref', lines=(1, 3)),
 	Case('jump-label-other-form', [[(JL, '\t\tif (jump_label_can_update(entry, init))\n'
 					 '\t\t\tarch_jump_label_transform(entry, jump_label_type(entry));\n',
 					 '\t\tif (!jump_label_can_update(entry, init))\n\t\t\tcontinue;\n'
