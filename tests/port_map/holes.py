@@ -26,6 +26,9 @@ NOT_PORTS = {
 
 
 def main(root, upstream):
+	if not os.path.isdir(upstream):
+		print('port_map: skipped: no reference tree at %s' % upstream)
+		return 77
 	pm = PortMap(root)
 	names = {}
 	for rel in pm.kernel_files():
