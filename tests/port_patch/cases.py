@@ -125,6 +125,14 @@ CASES = [
 				 '\t/* see smp_text_poke_batch_finish() */\n\tu8 old;\n\tu8 flags;\n};')]],
 	     0, ['applied at alternative/text_poke_array.h', '(struct smp_text_poke_loc)'], None,
 	     'a member added to a ported struct', lines=(1, 0)),
+	Case('rename-local', [[('arch/x86/kernel/static_call.c', x, x.replace('emulate', 'emu'))
+			       for x in ['\tconst void *emulate = NULL;',
+					 '\t\t\temulate = code;\n\t\t\tcode = &xor5rax;',
+					 '\t\t\temulate = code;\n\t\t\tcode = &warninsn;',
+					 'smp_text_poke_single(insn, code, size, emulate);']]],
+	     0, ['applied at alternative/static_call.cpp', 'the port does otherwise there'], None,
+	     'a local renamed: the BUSTED ternary\'s line too, the lines the port omits absorbed',
+	     lines=(3, 3)),
 	Case('new-helper', [[(ALT, 'static void its_pages_protect(struct its_array *pages)\n',
 			      'static int text_poke_nr_cpus(void)\n{\n\treturn num_possible_cpus();\n}\n\n'
 			      'static void its_pages_protect(struct its_array *pages)\n')]],

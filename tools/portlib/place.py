@@ -91,6 +91,21 @@ def _busted_skips(src, start, end):
 		if close is None:
 			continue
 		lo, hi = i, close
+		if hi + 1 <= end and toks[hi + 1].text == '?':
+			# "BUSTED(X) ? broken : upstream's": upstream's expression stands alone
+			depth, j = 0, hi + 2
+			while j <= end:
+				x = toks[j].text
+				if x in ('(', '[', '{'):
+					depth += 1
+				elif x in (')', ']', '}'):
+					depth -= 1
+				elif x == ':' and depth == 0:
+					break
+				j += 1
+			if j <= end:
+				skip.update(range(lo, j + 1))
+			continue
 		if lo - 1 >= start and toks[lo - 1].text == '!':
 			lo -= 1
 		if lo - 1 >= start and toks[lo - 1].text in ('&&', '||'):
@@ -148,7 +163,8 @@ class Alignment:
 		# a marked omission spot (port-drift's rule); each with the port line that says so
 		self.absorbed = {}
 		for tag, i1, i2, j1, j2 in sm.get_opcodes():
-			if tag in ('delete', 'replace'):
+			# (port, upstream): 'insert' is upstream's alone, 'delete' the port's alone
+			if tag in ('insert', 'replace'):
 				side = punits[i1:i2]
 				if (side and all(u.marked for u in side)) or (not side and i1 in spots):
 					at = side[0].line if side else (punits[i1].line if i1 < len(punits)
@@ -174,7 +190,8 @@ class Alignment:
 					r = difflib.SequenceMatcher(None, pk, bk, autojunk=False).ratio()
 					if r > score:
 						best, score = i, r
-				if best is None or score < (0.75 if punits[best].marked else 0.5):
+				if best is None or score < (0.75 if punits[best].marked else 0.5) or \
+						not _same_lead(punits[best], bunits[j], renames):
 					continue
 				self.bcorr[j] = [best]
 				self._tokens([t for t in punits[best].toks if t.i not in skip],
@@ -210,6 +227,23 @@ class Alignment:
 				self.map[btoks[b + k].i] = ptoks[a + k].i
 
 
+def _lead(unit, renames=None):
+	"""The word a statement is about: its keyword, the function it calls, what it sets."""
+	for t in unit.toks:
+		if t.kind == 'id' and t.text not in ('const', 'unsigned', 'struct', 'static', 'int',
+						     'long', 'bool', 'void', 'u8', 'u32', 'u64'):
+			return drift.rename(t.text, renames)
+	return unit.toks[0].text if unit.toks else ''
+
+
+def _same_lead(punit, bunit, renames):
+	"""Statements paired across a marked or drifted stretch lead with like words
+	(__smp_text_poke_sync_each_cpu for smp_text_poke_sync_each_cpu; never start
+	for flush_tlb_kernel_range)."""
+	a, b = _lead(punit, renames), _lead(bunit)
+	return a == b or difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.6
+
+
 def _fold(t):
 	return 'fallthrough' if t == 'fallthrough' else t
 
@@ -223,9 +257,42 @@ def inverse_renames(renames):
 	return {v: k for k, v in renames.items()}
 
 
+# The shim's printk family takes fmt's format (kernel_shim/include/linux/printk.h).
+PRINTK = {'pr_emerg', 'pr_alert', 'pr_crit', 'pr_err', 'pr_warn', 'pr_notice', 'pr_info',
+	  'pr_debug', 'pr_cont', 'printk', 'pr_err_once', 'pr_warn_once', 'pr_info_once'}
+PRINTF_CONV = re.compile(r'%%|%([-+ #0]*)(\d*)(?:\.(\d+))?(?:hh|h|ll|l|z|t|j)?([diouxXcsp])[sSBbK]?')
+
+
+def fmt_format(literal):
+	"""A printk format string literal in fmt's syntax: "%d at %ps" -> "{} at {}"."""
+	def conv(m):
+		if m.group() == '%%':
+			return '%'
+		flags, width, prec, c = m.group(1) or '', m.group(2) or '', m.group(3), m.group(4)
+		spec = ('#' if '#' in flags else '') + ('0' if '0' in flags else '') + width
+		spec += ('.' + prec) if prec and c == 's' else ''
+		spec += {'x': 'x', 'X': 'X', 'o': 'o'}.get(c, '')
+		return '{:' + spec + '}' if spec else '{}'
+	body = literal[1:-1].replace('{', '{{').replace('}', '}}')
+	return '"' + PRINTF_CONV.sub(conv, body) + '"'
+
+
+def _printk_strings(toks):
+	"""Indexes (in toks) of the format literals of printk-family calls."""
+	out = set()
+	for k, t in enumerate(toks):
+		if t.kind == 'str' and k >= 2 and toks[k - 1].text == '(' and toks[k - 2].text in PRINTK:
+			j = k
+			while j < len(toks) and toks[j].kind == 'str':
+				out.add(j)
+				j += 1
+	return out
+
+
 def render(src, lo_char, hi_char, toks, inv):
 	"""src.text[lo_char:hi_char] as the port writes it: upstream names turned into
-	the port's, and no comments (the port's comments are its own words; a
+	the port's, printk formats into fmt's (userspace: the shim's pr_*() take
+	fmt's format), and no comments (the port's comments are its own words; a
 	comment on a line of its own goes with its line)."""
 	text = src.text
 	cut = []
@@ -240,11 +307,14 @@ def render(src, lo_char, hi_char, toks, inv):
 			while a > lo_char and text[a - 1] in ' \t':
 				a -= 1
 		cut.append((a, b, ''))
-	for t in toks:
+	fmts = _printk_strings(toks)
+	for k, t in enumerate(toks):
 		if t.start < lo_char or t.end > hi_char:
 			continue
 		if t.kind == 'id' and t.text in inv:
 			cut.append((t.start, t.end, inv[t.text]))
+		elif k in fmts and '%' in t.text:
+			cut.append((t.start, t.end, fmt_format(t.text)))
 	cut.sort()
 	out, pos = [], lo_char
 	for a, b, r in cut:

@@ -19,7 +19,7 @@ from . import kitems
 from . import patchin
 from . import place
 from .patchin import Bad
-from .portmap import PortMap, default_upstream
+from .portmap import Entry, PortMap, default_upstream
 
 USAGE = 'pokelab port-patch [OPTIONS] PATCH... [--torture [TORTURE-OPTIONS]]'
 
@@ -207,6 +207,8 @@ class Session:
 		found = self.map.find(it.name, kind, path)
 		if not found:
 			found = self.map.find(it.name, kind)
+		if not found and kind == 'decl' and ':' not in it.name:
+			found = self.prototype(path, it.name)
 		if len(found) > 1:
 			# the same kernel name ported twice (config variants): the ones whose file
 			# name matches the kernel file's room; else it is ambiguous
@@ -214,6 +216,22 @@ class Session:
 				  'per kernel definition)' % (h.name(), it.label(), ', '.join(
 					  e.where() for e in found[:3])))
 		return found[0] if found else None
+
+	def prototype(self, path, name):
+		"""A kernel header's prototype of NAME: the declaration of that name in the
+		port files whose Port-of lines name the header (no Port-of line of its own:
+		the definition carries it)."""
+		out, seen = [], set()
+		for p in self.map.ports:
+			src = p.src
+			if path not in p.paths or src.rel in seen:
+				continue
+			seen.add(src.rel)
+			for d in drift.find_defs(src, lambda x: x == name):
+				if d.kind == 'decl':
+					out.append(Entry(name, 'decl', src, d.start, d.end, [path], '-', d.line,
+							 d.line))
+		return out[:1]
 
 	def item(self, h, path, a, b, osrc, nsrc, pairs, edits):
 		it = a or b
@@ -303,6 +321,11 @@ class Session:
 
 	def add(self, h, path, b, nsrc, pairs, edits):
 		"""A new kernel definition goes beside its ported neighbour."""
+		if b.kind == 'decl' and b.name.startswith('EXPORT_SYMBOL'):
+			self.row(h, 'no port', 'not in the port: %s(%s): the port exports only what its '
+				 'test modules call, with C linkage (kernel_shim/include/linux/export.h)'
+				 % tuple(b.name.split(':', 1)))
+			return
 		new_items = [y for x, y in pairs if y is not None]
 		new_items.sort(key=lambda it: it.start)
 		k = new_items.index(b)
@@ -322,21 +345,25 @@ class Session:
 		for j in list(range(k - 1, -1, -1)) + list(range(k + 1, len(new_items))):
 			nb = new_items[j]
 			# a function beside a function, a macro beside a macro, ...
-			if nb.kind != b.kind:
+			# DEFINE_PER_CPU(...) beside a DEFINE_PER_CPU(...), a prototype beside one
+			if nb.kind != b.kind or ((':' in nb.name) != (':' in b.name)) or \
+					(':' in b.name and nb.name.split(':')[0] != b.name.split(':')[0]):
 				continue
 			e = self.entry_for(h, path, nb)
 			if e is None:
 				continue
 			ptext = self.port_text(e.rel)
-			tag = '/* Port of %s, %s, added by port-patch */\n' % (
-				b.label() if b.kind != 'decl' else b.name.split(':')[-1], path)
+			# a definition gets its Port-of line; a prototype goes bare, as the port's do
+			tag = '' if e.kind == 'decl' and e.comment == e.line else \
+				'/* Port of %s, %s, added by port-patch */\n' % (
+					b.label() if b.kind != 'decl' else b.name.split(':')[-1], path)
 			if j < k:
 				at = min(place.line_end(ptext, e.src.toks[e.end].end) + 1, len(ptext))
-				ins = '\n' + tag + body
+				ins = ('\n' + tag if tag else '') + body
 			else:
 				at = place.line_start(ptext, e.src.comments[0].start if False else
 						      _comment_start(e))
-				ins = tag + body + '\n'
+				ins = tag + body + ('\n' if tag else '')
 			edits.setdefault(e.rel, []).append(place.Edit(at, at, ins,
 							       ptext.count('\n', 0, at) + 2))
 			self.row(h, 'applied', 'applied at %s:%d (%s, new, beside %s)' % (
@@ -501,9 +528,10 @@ def main(argv):
 	for _, word, _ in s.rows:
 		counts[word] = counts.get(word, 0) + 1
 	placed_t = time.monotonic() - t0
-	summary = '%d hunks: %d applied, %d comment-only or nothing to do, %d absorbed by marked ' \
-		  'deviations, %d not in the port, %d conflicts (%.2f s)' % (
-			  len({id(h) for h, _, _ in s.rows}), counts.get('applied', 0),
+	nh, nc = len({id(h) for h, _, _ in s.rows}), len(s.rows)
+	summary = '%d hunk%s, %d change%s: %d applied, %d comment-only or nothing to do, %d absorbed ' \
+		  'by marked deviations, %d not in the port, %d conflicts (%.2f s)' % (
+			  nh, '' if nh == 1 else 's', nc, '' if nc == 1 else 's', counts.get('applied', 0),
 			  counts.get('comment', 0), counts.get('absorbed', 0), counts.get('no port', 0),
 			  counts.get('conflict', 0), placed_t)
 	sys.stdout.write('\n'.join(out) + '\n')
