@@ -31,16 +31,11 @@ void *counted(void *p)
 
 } /* namespace */
 
-void *kmalloc(size_t size, gfp_t flags)
+void *kshim::slabAlloc(size_t size, bool zero)
 {
-	(void)flags;
-	return shouldFail() ? nullptr : counted(malloc(size));
-}
-
-void *kzalloc(size_t size, gfp_t flags)
-{
-	(void)flags;
-	return shouldFail() ? nullptr : counted(calloc(1, size));
+	if (shouldFail())
+		return nullptr;
+	return counted(zero ? calloc(1, size) : malloc(size));
 }
 
 void kfree(const void *p)

@@ -37,6 +37,7 @@ def main(root, old_tree, new_tree, files):
 		lines = old.split('\n')
 		nlines = new.split('\n')
 		cuts = []
+		called = set()
 		for name in sorted(ported):
 			if len(oi.get(name, [])) != 1 or len(ni.get(name, [])) != 1:
 				continue
@@ -44,7 +45,19 @@ def main(root, old_tree, new_tree, files):
 			if a.key == b.key:
 				continue
 			cuts.append((a.line, a.last_line, nlines[b.line - 1:b.last_line]))
-		for lo, hi, repl in sorted(cuts, reverse=True):
+			called |= {t.text for t in b.toks if t.kind == 'id'}
+		# helpers TO's functions call that FROM has not: each goes in before the
+		# next function the two trees share, as TO has it
+		order = [it for it in kitems.items(nsrc) if it.kind == 'func']
+		for k, it in enumerate(order):
+			if it.name not in called or it.name in oi or len(ni.get(it.name, [])) != 1:
+				continue
+			nxt = next((x for x in order[k + 1:] if len(oi.get(x.name, [])) == 1), None)
+			if nxt is None:
+				continue
+			at = oi[nxt.name][0].line
+			cuts.append((at, at - 1, nlines[it.line - 1:it.last_line] + ['']))
+		for lo, hi, repl in sorted(cuts, key=lambda c: (c[0], c[1]), reverse=True):
 			lines[lo - 1:hi] = repl
 		out = '\n'.join(lines)
 		diff = difflib.unified_diff(old.splitlines(True), out.splitlines(True),

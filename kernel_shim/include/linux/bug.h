@@ -71,3 +71,10 @@ void fatalSignalStack(bool on) noexcept;
 		kshim::warnAt(__FILE__, __LINE__, __func__, msg);	\
 	unlikely(__ret_warn_once);					\
 })
+
+/*
+ * Port of BUILD_BUG_ON(), include/linux/build_bug.h, v7.3: a compile-time
+ * assertion (userspace: C++'s static_assert, a statement where the kernel's
+ * is an expression).
+ */
+#define BUILD_BUG_ON(condition) static_assert(!(condition), "BUILD_BUG_ON(" #condition ")")

@@ -21,15 +21,14 @@ typedef unsigned int gfp_t;
 #define GFP_KERNEL	0x0u
 #define GFP_ATOMIC	0x1u
 
-/* NULL when out of memory (or failed on purpose); zeroed for kzalloc(). */
-void *kmalloc(size_t size, gfp_t flags);
-void *kzalloc(size_t size, gfp_t flags);
-/* NULL is a no-op. */
-void kfree(const void *p);
-
 namespace kshim {
 
-/* What kmalloc_obj() returns: converts to a pointer of whatever it is assigned to. */
+/*
+ * What kmalloc(), kzalloc() and kmalloc_obj() return: converts to a pointer
+ * of whatever it is assigned to, as C converts a void * (userspace: C++ has
+ * no implicit conversion from void *, and kernel code written for C, a
+ * kernel-tree patch's among it, assigns kzalloc() to a typed pointer).
+ */
 struct SlabObj {
 	void *p;
 
@@ -40,7 +39,26 @@ struct SlabObj {
 	}
 };
 
+/* The allocations themselves: NULL when out of memory (or failed on purpose). */
+void *slabAlloc(size_t size, bool zero);
+
 } /* namespace kshim */
+
+/* NULL when out of memory (or failed on purpose); zeroed for kzalloc(). */
+static inline kshim::SlabObj kmalloc(size_t size, gfp_t flags)
+{
+	(void)flags;
+	return kshim::SlabObj{kshim::slabAlloc(size, false)};
+}
+
+static inline kshim::SlabObj kzalloc(size_t size, gfp_t flags)
+{
+	(void)flags;
+	return kshim::SlabObj{kshim::slabAlloc(size, true)};
+}
+
+/* NULL is a no-op. */
+void kfree(const void *p);
 
 /* One object the size of @what (a type or an expression); the flags may be omitted. */
 #define kmalloc_obj(what, ...) (kshim::SlabObj{kmalloc(sizeof(what), GFP_KERNEL)})
