@@ -23,9 +23,9 @@ from .portmap import Entry, PortMap, default_upstream
 
 USAGE = 'pokelab port-patch [OPTIONS] PATCH... [--torture [TORTURE-OPTIONS]]'
 
-# Kernel files whose functions the port keeps under other rooms' stand-ins:
-# what a hunk there meets instead of a port (docs/porting.md's table is read too).
-NOT_PORTED_HEADING = '## Kernel code pokelab does not port'
+# docs/porting.md's coverage tables: each upstream file's functions, ported
+# (P), in part (partial) or not (-), with why and what pokelab does instead.
+COVERAGE_HEADING = '## Coverage'
 
 
 def git_top(path):
@@ -38,7 +38,7 @@ def git_top(path):
 
 
 def read_not_ported(root):
-	"""{kernel name: what pokelab does instead}, from docs/porting.md."""
+	"""{kernel name: why it is not (or only partly) ported}, from docs/porting.md."""
 	path = os.path.join(root, 'docs', 'porting.md')
 	out = {}
 	try:
@@ -46,16 +46,16 @@ def read_not_ported(root):
 			lines = f.read().split('\n')
 	except OSError:
 		return out
-	if NOT_PORTED_HEADING not in lines:
+	if COVERAGE_HEADING not in lines:
 		return out
-	for line in lines[lines.index(NOT_PORTED_HEADING) + 1:]:
-		if line.startswith('#'):
+	for line in lines[lines.index(COVERAGE_HEADING) + 1:]:
+		if line.startswith('## '):
 			break
 		cells = [c.strip() for c in line.strip().strip('|').split('|')]
-		if len(cells) < 2 or not line.startswith('|') or set(cells[0]) <= set('-: '):
+		if not line.startswith('|') or len(cells) < 3 or cells[1] not in ('-', 'partial'):
 			continue
 		for name in re.findall(r'`([A-Za-z_]\w*)(?:\(\))?`', cells[0]):
-			out[name] = cells[1]
+			out[name] = ('ported in part: ' if cells[1] == 'partial' else '') + cells[2]
 	return out
 
 
@@ -136,16 +136,10 @@ class Session:
 
 	def reload(self, rels):
 		"""Re-read the map for the files just edited."""
-		files = []
-		seen = set()
-		for e in self.map.entries:
-			if e.rel not in seen:
-				seen.add(e.rel)
 		keep = [p for p in self.map.ports if p.src.rel not in rels]
 		fresh = PortMap(self.root, [(r, self.port[r]) for r in rels])
 		self.map.ports = keep + fresh.ports
 		self.map.entries = [e for e in self.map.entries if e.rel not in rels] + fresh.entries
-		del files
 
 	def renames(self, name):
 		return drift.renames_for(self.map.renames, name)
@@ -181,8 +175,7 @@ class Session:
 		nsrc = drift.Source(os.path.join(self.args.upstream, path), path, new)
 		self.up.set(path, new, nsrc)
 		if path not in self.kernel_files:
-			self.row(h, 'no port', 'not in the port: %s has no port%s' % (
-				path, self._instead_file(path)))
+			self.row(h, 'no port', 'not in the port: %s has no port' % path)
 			return
 		if place.comment_only(osrc, nsrc):
 			self.row(h, 'comment', 'comment-only, nothing to do')
@@ -193,9 +186,6 @@ class Session:
 		for a, b in changed:
 			self.item(h, path, a, b, osrc, nsrc, pairs, edits)
 		self.write_edits(edits)
-
-	def _instead_file(self, path):
-		return ''
 
 	def row(self, h, word, text):
 		self.rows.append((h, word, text))
@@ -279,7 +269,8 @@ class Session:
 		what = 'the kernel %s %s has no port' % (
 			{'func': 'function', 'macro': 'macro', 'decl': 'definition'}.get(it.kind, it.kind),
 			it.label())
-		return 'not in the port: %s%s' % (what, '; instead: ' + instead if instead else '')
+		return 'not in the port: %s%s' % (what, ' (docs/porting.md: %s)' % instead if instead
+						  else '')
 
 	def merge(self, h, path, a, b, osrc, nsrc, entry, edits):
 		entries = [entry] + self.map.fragments(a.name, path)
@@ -361,8 +352,7 @@ class Session:
 				at = min(place.line_end(ptext, e.src.toks[e.end].end) + 1, len(ptext))
 				ins = ('\n' + tag if tag else '') + body
 			else:
-				at = place.line_start(ptext, e.src.comments[0].start if False else
-						      _comment_start(e))
+				at = place.line_start(ptext, _comment_start(e))
 				ins = tag + body + ('\n' if tag else '')
 			edits.setdefault(e.rel, []).append(place.Edit(at, at, ins,
 							       ptext.count('\n', 0, at) + 2))
