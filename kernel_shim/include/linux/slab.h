@@ -61,8 +61,8 @@ static inline kshim::SlabObj kzalloc(size_t size, gfp_t flags)
 void kfree(const void *p);
 
 /* One object the size of @what (a type or an expression); the flags may be omitted. */
-#define kmalloc_obj(what, ...) (kshim::SlabObj{kmalloc(sizeof(what), GFP_KERNEL)})
-#define kzalloc_obj(what, ...) (kshim::SlabObj{kzalloc(sizeof(what), GFP_KERNEL)})
+#define kmalloc_obj(what, ...) kmalloc(sizeof(what), GFP_KERNEL)
+#define kzalloc_obj(what, ...) kzalloc(sizeof(what), GFP_KERNEL)
 
 namespace kshim {
 
