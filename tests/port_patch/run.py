@@ -138,10 +138,18 @@ def release(tmp):
 	subprocess.run(git[:3] + ['init', '-q'], check=True)
 	before = snapshot(root)
 	files = ['kernel/jump_label.c', 'kernel/static_call_inline.c', 'kernel/context_tracking.c',
-		 'kernel/smp.c']
+		 'kernel/smp.c', 'arch/x86/kernel/alternative.c']
 	patch = release_patch(tmp, files, 'release.patch')
 	if not patch:
 		return
+	# the functions that already drift from 7.3 (unmarked lines) drift from OLD after
+	drift0 = subprocess.run(['/usr/bin/python3', os.path.join(ROOT, 'tools', 'port-drift'),
+				 '--root', root, '--upstream', UP], capture_output=True, text=True)
+	drifted = set()
+	for line in drift0.stdout.split('\n'):
+		cells = [c.strip() for c in line.strip('|').split('|')]
+		if len(cells) >= 5 and cells[4].startswith('differs'):
+			drifted.add(cells[0].rstrip('()'))
 	rc, out, err = tool(root, patch)
 	if rc != 0:
 		fail('the release patch (%s -> 7.3, taken back) did not apply: %s%s' % (OLD, out, err))
@@ -155,7 +163,7 @@ def release(tmp):
 	placed = set(re.findall(r'applied at \S+ \((\w+)\(\)\)', out))
 	for line in drift.stdout.split('\n'):
 		cells = [c.strip() for c in line.strip('|').split('|')]
-		if len(cells) >= 5 and cells[0].rstrip('()') in placed and \
+		if len(cells) >= 5 and cells[0].rstrip('()') in placed - drifted and \
 				cells[4].startswith('differs'):
 			fail('after the release patch, %s reads %s against %s' % (cells[0], cells[4], OLD))
 	syntax_check(root, [c for c in changed if c.endswith(('.cpp', '.h'))])

@@ -344,6 +344,7 @@ class Merge:
 		self.btoks = bsrc.toks[bitem.start:bitem.end + 1]
 		self.ttoks = tsrc.toks[titem.start:titem.end + 1]
 		self.edits, self.conflicts, self.absorbed = [], [], []
+		self.dropped = []	# lines of the port's own marked statements a rewrite took
 		self.used = set()	# the entries that took an edit
 
 	def regions(self):
@@ -462,12 +463,20 @@ class Merge:
 				return False
 			# each upstream statement must have its port statement: one the port
 			# split or folded (its tokens in two statements) is not replaced whole
-			if any(not al.bcorr.get(u) for u in range(u1, u2 + 1)
+			# (a statement a marked deviation stands for has nothing to replace)
+			if any(not al.bcorr.get(u) and u not in al.absorbed for u in range(u1, u2 + 1)
 			       if al.bunits[u].kind != 'close'):
 				return False
 			ports = sorted({p for u in range(u1, u2 + 1) for p in al.bcorr.get(u, [])})
-			if not ports or ports != list(range(ports[0], ports[-1] + 1)):
+			if not ports:
 				return False
+			# the port's own marked statements among them go too, and are named
+			# (pokelab's own, userspace:; never a posted series' line, which is protocol)
+			gaps = [p for p in range(ports[0], ports[-1] + 1) if p not in ports]
+			if any(not al.punits[p].marked or self._series(al.punits[p]) for p in gaps):
+				return False
+			self.dropped += [al.punits[p].line for p in gaps
+					 if not any(al.punits[p].line == al.punits[q].line for q in ports)]
 			# the port statements must stand for nothing outside the change
 			for u, ps in al.bcorr.items():
 				if (u < u1 or u > u2) and set(ps) & set(ports):
@@ -490,6 +499,14 @@ class Merge:
 		p = self._extent(max(ports))
 		self._insert_after(al.punits[p].toks[-1], t1, t2, b1, whole=True)
 		return True
+
+	def _series(self, unit):
+		"""Is unit a line a posted series adds (a "series vN a/b:" comment on or over it)?"""
+		lo, hi = unit.toks[0].line, unit.toks[-1].line
+		for c in self.al.psrc.comments:
+			if c.end >= lo - 6 and c.line <= hi and c.text.startswith('series'):
+				return True
+		return False
 
 	def _extent(self, p):
 		"""A port statement with the block it opens, as far as its close."""

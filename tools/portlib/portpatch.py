@@ -305,9 +305,12 @@ class Session:
 				continue
 			edits.setdefault(e.rel, []).extend(es)
 			line = min(x.line for x in es)
-			self.row(h, 'applied', 'applied at %s:%d (%s%s)' % (
+			dropped = sorted(set(m.dropped)) if e is entries[0] else []
+			self.row(h, 'applied', 'applied at %s:%d (%s%s)%s' % (
 				e.rel, line, a.label(), ', in its helper %s()' % e.defname()
-				if e.fragment else ''))
+				if e.fragment else '', '; the port\'s own marked lines %s went with the '
+				'statements the hunk rewrote: put back what pokelab needs of them' %
+				', '.join('%s:%d' % (e.rel, n) for n in dropped) if dropped else ''))
 			self.changed.append((a.name, e.rel, line, h))
 
 	def add(self, h, path, b, nsrc, pairs, edits):
