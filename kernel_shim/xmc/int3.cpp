@@ -286,7 +286,8 @@ namespace {
  * With @wait (the trap is on its way to an Oops: nobody claimed it), look
  * again while the site holds an INT3, for up to 50 ms.
  */
-bool armedSite(unsigned long site, bool wait, u8 *oldOp = nullptr, u8 *newOp = nullptr)
+bool armedSite(unsigned long site, bool wait, u8 *oldOp = nullptr, u8 *newOp = nullptr,
+	       bool removedToo = false)
 {
 	u64 until = wait ? clockNs() + 50000000ull : 0;
 
@@ -303,7 +304,8 @@ bool armedSite(unsigned long site, bool wait, u8 *oldOp = nullptr, u8 *newOp = n
 			for (unsigned int i = 0; i < __atomic_load_n(&armed.n, __ATOMIC_RELAXED) &&
 						 i < kArmedMax; i++)
 				if (armed.site[i] == site &&
-				    !__atomic_load_n(&armed.removed[i], __ATOMIC_RELAXED)) {
+				    (removedToo ||
+				     !__atomic_load_n(&armed.removed[i], __ATOMIC_RELAXED))) {
 					found = true;
 					o = armed.oldOp[i];
 					w = armed.newOp[i];
@@ -351,11 +353,29 @@ bool armedOpcodes(unsigned long site, u8 *oldOp, u8 *newOp)
 
 } /* namespace xmc */
 
+/*
+ * A decline is wrong when the site is the open batch's: armed and not yet
+ * removed, or removed by phase 3 while this CPU was already in the handler
+ * with its ref up. Phase 3 writes before its sync, and the sync cannot pass
+ * a CPU whose handler holds the IPI off, so the ref still reads >= 1:
+ *
+ *	CPU0 (smp_text_poke_batch_finish)	CPU1
+ *						trap on the INT3, ref taken
+ *	phase 3: first byte written		lookup misses, ref put
+ *	armedRemove()				declined: refs read 1, removed
+ *	sync: waits for CPU1
+ *
+ * Once the batch drained (refs 0), a decline at a removed site is a late
+ * trap, for text_poke_int3_gone() and R3's other checks.
+ */
 bool xmcInt3Declined(unsigned long site) noexcept
 {
 	int cpu = tlsCpu;
 
-	if (cpu < 0 || !xmcEnabled || !armedSite(site, false))
+	if (cpu < 0 || !xmcEnabled)
+		return false;
+	if (!armedSite(site, false) &&
+	    !(refsOf(cpu) > 0 && armedSite(site, false, nullptr, nullptr, true)))
 		return false;
 	return recordDeclined(cpu, site);
 }
@@ -378,7 +398,7 @@ void xmcInt3DeclinedNote(unsigned long site) noexcept
 	b.str("xmc: INT3 declined on an armed site: CPU ").dec(cpu).str(" at ")
 		.hex(t->declinedSite).str(" in smp_text_poke_batch_finish: the INT3 handler "
 					  "declined (returned 0 for) a trap on an INT3 that the "
-					  "batch armed in phase 1 and had not removed (phase ")
+					  "batch armed in phase 1, its refs still up (phase ")
 		.dec(t->declinedPhase).str(" now; this CPU's refs read ").dec(t->declinedRefs)
 		.str(")\n");
 	b.emit();

@@ -238,7 +238,7 @@ std::string formatBody(const XmcViolation &v)
 		break;
 	case XmcRule::Int3Declined:
 		s += fmt::format(": the INT3 handler declined (returned 0 for) a trap on an INT3 "
-				 "that {} wrote {} and had not removed (this CPU's refs read {})",
+				 "that {} wrote {}, its refs still up (this CPU's refs read {})",
 				 v.op, phaseSpan(v), v.refs);
 		break;
 	}

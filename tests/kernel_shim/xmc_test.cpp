@@ -383,9 +383,9 @@ TEST_F(Xmc, Int3WrittenWhileACountIsZero)
 }
 
 /*
- * R3, a declined trap: on an INT3 the open batch armed and has not removed,
- * it is a violation; on one the batch was asked to leave (a probe's), or
- * one phase 3 already removed, it is not.
+ * R3, a declined trap: on an INT3 the open batch armed, its refs up, it is
+ * a violation; on one the batch was asked to leave (a probe's), or one the
+ * batch removed and drained, it is not.
  */
 TEST_F(Xmc, DeclinedTrapOnAnArmedInt3)
 {
@@ -426,8 +426,32 @@ TEST_F(Xmc, DeclinedTrapOnAProbeOrARemovedInt3IsFine)
 	drainRefs();
 	kshim::xmcOpEnd();
 
-	/* removed by phase 3 */
+	/* removed by phase 3, the batch drained: a late trap, not the handler's miss */
 	memcpy(text_ + 21, kNop5, 5);
+	batchBegin();
+	int3AndTail();
+	kshim::xmcPhase(3);
+	write1(16, kJmp[0]);
+	allSerialise();
+	drainRefs();
+	site = (unsigned long)(text_ + 16);
+	kshim::cpuRun(1, [] { said = kshim::xmcInt3Declined(site); });
+	kshim::cpuWait(1);
+	EXPECT_FALSE(said);
+	kshim::xmcOpEnd();
+	EXPECT_EQ(violations(), 0u);
+}
+
+/*
+ * The race CI met once in 15 runs of handler-miss-last: the CPU trapped on
+ * the armed INT3, then phase 3 wrote the first byte while its handler, ref
+ * held, missed the lookup. The decline is the handler's fault all the same.
+ */
+TEST_F(Xmc, DeclinedTrapOnAnInt3RemovedWhileItsRefIsHeld)
+{
+	static unsigned long site;
+	static bool said;
+
 	batchBegin();
 	int3AndTail();
 	kshim::xmcPhase(3);
@@ -435,11 +459,14 @@ TEST_F(Xmc, DeclinedTrapOnAProbeOrARemovedInt3IsFine)
 	site = (unsigned long)(text_ + 16);
 	kshim::cpuRun(1, [] { said = kshim::xmcInt3Declined(site); });
 	kshim::cpuWait(1);
-	EXPECT_FALSE(said);
+	EXPECT_TRUE(said);
 	allSerialise();
 	drainRefs();
 	kshim::xmcOpEnd();
-	EXPECT_EQ(violations(), 0u);
+	bool found = false;
+	for (const kshim::XmcViolation &v : kshim::xmcViolations())
+		found |= v.rule == XmcRule::Int3Declined && v.cpu == 1 && v.site == site;
+	EXPECT_TRUE(found);
 }
 
 TEST_F(Xmc, Int3BeforeItsRefsArePublished)
