@@ -26,6 +26,7 @@
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/symbols.h>
 #include <linux/cpumask.h>
+#include <linux/preempt.h>
 
 #define XMC_PRIVATE
 #include "xmc_internal.h"
@@ -34,7 +35,7 @@ namespace kshim {
 
 namespace xmc {
 
-EmuRing emuRings[NR_CPUS];
+EmuRing emuRings[NR_CPUS][kEmuLevels];
 
 namespace {
 
@@ -335,11 +336,11 @@ void checkEmulation(int cpu, const EmuRec &r)
 void takeEmulations(unsigned int budget)
 {
 	static unsigned int next;
-	unsigned int n = nr_cpu_ids, idle = 0;
+	unsigned int n = nr_cpu_ids * kEmuLevels, idle = 0;
 
 	while (budget && idle < n) {
-		unsigned int cpu = next++ % n;
-		EmuRing *e = &emuRings[cpu];
+		unsigned int ring = next++ % n, cpu = ring / kEmuLevels;
+		EmuRing *e = &emuRings[cpu][ring % kEmuLevels];
 		u64 tail = e->tail, stop;
 
 		if (tail >= e->headSeen)
@@ -386,7 +387,7 @@ void checkStack(int cpu, const struct pt_regs *before, const struct pt_regs *aft
 		want = before->sp;
 	else
 		return;
-	if (after->sp == want || __atomic_load_n(&t->stackHave, __ATOMIC_ACQUIRE))
+	if (after->sp == want || !claimOwn(&t->stackHave, 0, kRecFilling))
 		return;
 	t->stackSite = site;
 	t->stackIp = after->ip;
@@ -401,7 +402,7 @@ void checkStack(int cpu, const struct pt_regs *before, const struct pt_regs *aft
 bool stackPending()
 {
 	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
-		if (__atomic_load_n(&int3Cpus[cpu].stackHave, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&int3Cpus[cpu].stackHave, __ATOMIC_ACQUIRE) == 1)
 			return true;
 	return false;
 }
@@ -414,7 +415,7 @@ bool stackNotes()
 		Int3Cpu *t = &int3Cpus[cpu];
 		SigSafeBuf b;
 
-		if (!__atomic_load_n(&t->stackHave, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&t->stackHave, __ATOMIC_ACQUIRE) != 1)
 			continue;
 		b.str("xmc: INT3 emulated wrongly: CPU ").dec(cpu).str(" at ").hex(t->stackSite)
 			.str(": the INT3 handler resumed it at ").hex(t->stackIp)
@@ -438,7 +439,7 @@ void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) no
 	if (xmcEnabled && cpu >= 0)
 		checkStack(cpu, before, after);
 	if (xmcEnabled && cpu >= 0) {
-		EmuRing *e = &emuRings[cpu];
+		EmuRing *e = &emuRings[cpu][in_nmi() ? 1 : 0];
 		u64 head = e->head;
 
 		if (head - e->tailSeen >= kEmuRing)

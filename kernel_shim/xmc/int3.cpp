@@ -162,7 +162,7 @@ void takeDeclined()
 		Int3Cpu *t = &int3Cpus[cpu];
 		XmcViolation v = {};
 
-		if (!__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE) != 1)
 			continue;
 		const ByteHist *b = op && op->open ? findByte(t->declinedSite) : nullptr;
 
@@ -332,7 +332,8 @@ bool recordDeclined(int cpu, unsigned long site)
 {
 	Int3Cpu *t = &int3Cpus[cpu];
 
-	if (__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE))
+	/* the first one is kept: a nested handler's, or this one's if none came first */
+	if (!claimOwn(&t->declinedHave, 0, kRecFilling))
 		return true;
 	t->declinedSite = site;
 	t->declinedPhase = op ? __atomic_load_n(&op->phase, __ATOMIC_RELAXED) : 0;
@@ -393,7 +394,7 @@ void xmcInt3DeclinedNote(unsigned long site) noexcept
 	if (xmcEnabled && !__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE) &&
 	    armedSite(site, true))
 		recordDeclined(cpu, site);
-	if (!__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE) != 1)
 		return;
 	b.str("xmc: INT3 declined on an armed site: CPU ").dec(cpu).str(" at ")
 		.hex(t->declinedSite).str(" in smp_text_poke_batch_finish: the INT3 handler "

@@ -362,7 +362,8 @@ XmcStats xmcStats() noexcept
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		s.serialisations += __atomic_load_n(&cpuEvents[cpu].serialCount, __ATOMIC_RELAXED);
 		s.entryChecks += __atomic_load_n(&xmcCpus[cpu].entryChecks, __ATOMIC_RELAXED);
-		s.emuSkipped += __atomic_load_n(&emuRings[cpu].dropped, __ATOMIC_RELAXED);
+		for (const EmuRing &e : emuRings[cpu])
+			s.emuSkipped += __atomic_load_n(&e.dropped, __ATOMIC_RELAXED);
 		s.lost += __atomic_load_n(&xmcCpus[cpu].freshDropped, __ATOMIC_RELAXED);
 	}
 	return s;

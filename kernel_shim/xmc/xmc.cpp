@@ -94,7 +94,7 @@ void opOpen(const char *what, bool implicit, bool int3Batch)
 void opClose(bool returning)
 {
 	takeFresh();
-	takeEmulations(nr_cpu_ids * kEmuRing);	/* all that is left */
+	takeEmulations(nr_cpu_ids * kEmuLevels * kEmuRing);	/* all that is left */
 	if (returning && op->int3Batch)
 		checkFinished();
 
@@ -371,9 +371,11 @@ void xmcReset() noexcept
 		int3Cpus[cpu].stackHave = 0;
 		exempt[cpu].have = false;
 		staleReported[cpu] = 0;
-		emuRings[cpu].head = emuRings[cpu].tail = 0;
-		emuRings[cpu].headSeen = emuRings[cpu].tailSeen = 0;
-		emuRings[cpu].dropped = 0;
+		for (EmuRing &e : emuRings[cpu]) {
+			e.head = e.tail = 0;
+			e.headSeen = e.tailSeen = 0;
+			e.dropped = 0;
+		}
 		violationsOn[cpu] = 0;
 		reportedInOp[cpu] = false;
 		tlbStale[cpu].have = 0;

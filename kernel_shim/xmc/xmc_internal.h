@@ -388,6 +388,19 @@ constexpr unsigned int kEmuPerWrite = 2;	/* trap returns checked per text write 
 constexpr unsigned int kEmuEvery = 4;		/* text writes between looks at the rings */
 constexpr unsigned int kEmuChunk = 16;		/* records taken from one CPU at a visit */
 
+/*
+ * A ring per CPU and level: an NMI may land in the SIGTRAP handler between
+ * its look at head and its store of head + 1, and run a site whose INT3
+ * takes the nested handler into the same path. Each level has its own
+ * producer (NMIs do not nest), so each ring stays single-producer:
+ *
+ *	CPU1, level 0 (INT3 handler)		CPU1, level 1 (INT3 inside the NMI)
+ *	head = H, fills rec[H] ...
+ *		<NMI> site: INT3 ------------->	fills its own ring's rec[H'], H' + 1
+ *	... fills the rest of rec[H], H + 1
+ */
+constexpr unsigned int kEmuLevels = 2;	/* 0: task or IRQ context; 1: in an NMI */
+
 struct alignas(SMP_CACHE_BYTES) EmuRing {
 	/*
 	 * The producer's line: the trapping CPU writes head and dropped, and
@@ -436,6 +449,24 @@ struct ArmedList {
 	/* the opcodes of the site's old and new (or emulated) instruction, for R5's stack check */
 	u8 oldOp[kArmedMax], newOp[kArmedMax];
 };
+
+/*
+ * Claim a CPU's record word from @from to @to against that CPU's own
+ * nested handlers (an NMI inside the INT3 handler): CMPXCHG without LOCK,
+ * one instruction, so a nested claim that came first makes it fail; not a
+ * fence, so the model adds no ordering to the code it watches. Only the
+ * CPU itself claims; another thread may release the word (to @from).
+ */
+static inline bool claimOwn(int *p, int from, int to)
+{
+	int seen = from;
+
+	asm volatile("cmpxchgl %2, %1" : "+a"(seen), "+m"(*p) : "r"(to) : "cc", "memory");
+	return seen == from;
+}
+
+/* The record words' states: empty (0), ready for the writer (1), being filled (2). */
+constexpr int kRecFilling = 2;
 
 /* R3: per CPU, the INT3 handler's nesting and the declined trap it recorded. */
 struct alignas(SMP_CACHE_BYTES) Int3Cpu {
@@ -582,7 +613,7 @@ void checkFinished();
 void checkStray(unsigned long a, const u8 *before, const u8 *after, size_t len, int writer);
 
 /* ---- emulation.cpp: R5 ---- */
-extern EmuRing emuRings[NR_CPUS];
+extern EmuRing emuRings[NR_CPUS][kEmuLevels];
 void checkEmulation(int cpu, const EmuRec &r);
 void takeEmulations(unsigned int budget);
 
