@@ -103,7 +103,9 @@ def syntax_check(root, rels):
 		out = [os.path.join(root, rel) if os.path.normpath(os.path.join(cmd['directory'], a))
 		       == os.path.normpath(src) else a for a in out]
 		# includes of the tree copy first, so the patched headers are read
-		out.insert(1, '-iquote' + os.path.dirname(os.path.join(root, rel)))
+		# (after the compiler and its launcher, ccache where meson found one)
+		first_flag = next((k for k, a in enumerate(out) if a.startswith('-')), len(out))
+		out.insert(first_flag, '-iquote' + os.path.dirname(os.path.join(root, rel)))
 		p = subprocess.run(out + ['-fsyntax-only', '-fdiagnostics-color=never'],
 				   cwd=cmd['directory'],
 				   capture_output=True, text=True)

@@ -370,8 +370,24 @@ class Merge:
 		if len(bk) > 1 and len(tk) > 1 and bk[-1] == tk[-1] == '}':
 			bk, tk = bk[:-1], tk[:-1]	# the body's close stays the close
 		sm = difflib.SequenceMatcher(None, bk, tk, autojunk=False)
-		for tag, j1, j2, k1, k2 in sm.get_opcodes():
-			if tag == 'equal':
+		ops = sm.get_opcodes()
+		# a statement moved (deleted in one place, the same inserted in another)
+		# that the port does not have, a marked deviation standing for it: moving
+		# it there is nothing to do (its two halves would delete a line the port
+		# keeps and insert one it left out)
+		moved = set()
+		for a, (tg, j1, j2, k1, k2) in enumerate(ops):
+			if tg != 'delete':
+				continue
+			for b, (tg2, x1, x2, y1, y2) in enumerate(ops):
+				if tg2 == 'insert' and b not in moved and bk[j1:j2] == tk[y1:y2] and \
+						all(u in self.al.absorbed and u not in self.al.bcorr
+						    for u in range(j1, j2)):
+					moved |= {a, b}
+					self.absorbed.append(self.al.absorbed[j1])
+					break
+		for n, (tag, j1, j2, k1, k2) in enumerate(ops):
+			if tag == 'equal' or n in moved:
 				continue
 			b1, b2 = span(bunits, j1, j2, bpos, len(self.btoks))
 			t1, t2 = span(tunits, k1, k2, tpos, len(self.ttoks))
@@ -534,11 +550,18 @@ class Merge:
 			return render(ts, lo, min(hi, len(text)), ts.toks, self.inv), True
 		return render(ts, first.start, last.end, ts.toks, self.inv), False
 
-	def _gap(self, left, right, t1, t2):
+	def _gap(self, left, right, t1, t2, b1, b2):
 		"""Inside one line: the port's text between left and right becomes the hunk's
-		text between the same neighbours, so the hunk's own spacing comes along."""
+		text between the same neighbours, so the hunk's own spacing comes along. Only
+		where left and right are the port's tokens for the change's neighbours in the
+		kernel's code: a port line that goes on otherwise ("do_sync && !BUSTED(..)"
+		for "do_sync") keeps its own text past the change."""
 		ps, ts = self.al.psrc, self.tsrc
 		if left is None or right is None or t1 == 0 or t2 >= len(self.ttoks):
+			return False
+		if b1 == 0 or b2 >= len(self.btoks) or \
+				self.al.map.get(self.btoks[b1 - 1].i) != left.i or \
+				self.al.map.get(self.btoks[b2].i) != right.i:
 			return False
 		tl, tr = self.ttoks[t1 - 1], self.ttoks[t2]
 		if left.line != right.line or tl.line != tr.line:
@@ -557,7 +580,7 @@ class Merge:
 		if not lines:
 			prev = ps.toks[first.i - 1] if first.i > 0 else None
 			nxt = ps.toks[last.i + 1] if last.i + 1 < len(ps.toks) else None
-			if self._gap(prev, nxt, t1, t2):
+			if self._gap(prev, nxt, t1, t2, b1, b2):
 				return
 		if lines:
 			lo, hi = line_start(text, first.start), min(line_end(text, last.end) + 1, len(text))
@@ -600,7 +623,7 @@ class Merge:
 			self.edits.append(Edit(at, at, new, tok.line + 1, ps))
 			return
 		nxt = ps.toks[tok.i + 1] if tok.i + 1 < len(ps.toks) else None
-		if self._gap(tok, nxt, t1, t2):
+		if self._gap(tok, nxt, t1, t2, b1, b1):
 			return
 		lo = tprev.end
 		new = render(self.tsrc, lo, self.ttoks[t2 - 1].end, self.tsrc.toks, self.inv)

@@ -6,6 +6,7 @@
 # port-patch, port-where and the map's tests read the tree through this.
 
 import os
+import subprocess
 import re
 
 from . import drift
@@ -21,8 +22,34 @@ def default_upstream(root):
 	env = os.environ.get('POKELAB_UPSTREAM')
 	if env:
 		return env
-	cand = os.path.normpath(os.path.join(root, '..', 'shared', 'reference', 'upstream', '7.3'))
-	return cand if os.path.isdir(cand) else None
+	for top in upstream_tops(root):
+		cand = os.path.join(top, '..', 'shared', 'reference', 'upstream', '7.3')
+		if os.path.isdir(cand):
+			return os.path.normpath(cand)
+	return None
+
+
+def upstream_tops(root):
+	"""The checkouts whose ../shared may hold the reference trees: @root, and
+	for a git worktree of a checkout (git worktree add), that checkout."""
+	tops = [root]
+	try:
+		p = subprocess.run(['git', '-C', root, 'rev-parse', '--path-format=absolute',
+				    '--git-common-dir'], capture_output=True, text=True)
+		common = p.stdout.strip() if p.returncode == 0 else ''
+	except OSError:
+		common = ''
+	if common and os.path.basename(common) == '.git':
+		main = os.path.dirname(common)
+		if os.path.realpath(main) != os.path.realpath(root):
+			tops.append(main)
+	return tops
+
+
+def upstream_tried(root):
+	"""The default places default_upstream() looked, for a message."""
+	return [os.path.normpath(os.path.join(t, '..', 'shared', 'reference', 'upstream', '7.3'))
+		for t in upstream_tops(root)]
 
 
 class Entry:

@@ -19,7 +19,7 @@ from . import kitems
 from . import patchin
 from . import place
 from .patchin import Bad
-from .portmap import Entry, PortMap, default_upstream
+from .portmap import Entry, PortMap, default_upstream, upstream_tried
 
 USAGE = 'pokelab port-patch [OPTIONS] PATCH... [--torture [TORTURE-OPTIONS]]'
 
@@ -336,7 +336,10 @@ class Session:
 		body = place.render(nsrc, lo, hi, nsrc.toks, place.inverse_renames(
 			self.renames(b.name)))
 		body = body.lstrip('\n')
-		for j in list(range(k - 1, -1, -1)) + list(range(k + 1, len(new_items))):
+		# the nearest neighbours first, alternating: the one before, the one after, ...
+		order = [j for d in range(1, len(new_items)) for j in (k - d, k + d)
+			 if 0 <= j < len(new_items)]
+		for j in order:
 			nb = new_items[j]
 			# a function beside a function, a macro beside a macro, ...
 			# DEFINE_PER_CPU(...) beside a DEFINE_PER_CPU(...), a prototype beside one
@@ -353,9 +356,16 @@ class Session:
 					b.label() if b.kind != 'decl' else b.name.split(':')[-1], path)
 			if j < k:
 				at = min(place.line_end(ptext, e.src.toks[e.end].end) + 1, len(ptext))
-				ins = ('\n' + tag if tag else '') + body
 			else:
 				at = place.line_start(ptext, _comment_start(e))
+			# C++ wants a name declared before its use: never after the port of a
+			# kernel definition in the same file that uses it
+			user = self.first_user(h, path, b, new_items, e.rel)
+			if user is not None and user < at:
+				at, j = user, k + 1
+			if j < k:
+				ins = ('\n' + tag if tag else '') + body
+			else:
 				ins = tag + body + ('\n' if tag else '')
 			edits.setdefault(e.rel, []).append(place.Edit(at, at, ins,
 							       ptext.count('\n', 0, at) + 2))
@@ -365,6 +375,21 @@ class Session:
 			return
 		self.row(h, 'no port', 'not in the port: %s is new and no neighbour of it has a '
 			 'port' % b.label())
+
+	def first_user(self, h, path, b, new_items, rel):
+		"""Where, in the port file @rel, the first port of a kernel definition that
+		names @b starts (its Port-of comment), or None."""
+		name = b.name.split(':')[-1]
+		best = None
+		for it in new_items:
+			if it is b or not any(t.kind == 'id' and t.text == name for t in it.toks):
+				continue
+			e = self.entry_for(h, path, it)
+			if e is None or e.rel != rel:
+				continue
+			at = place.line_start(self.port_text(rel), _comment_start(e))
+			best = at if best is None else min(best, at)
+		return best
 
 	def remove(self, h, entry, edits):
 		ptext = self.port_text(entry.rel)
@@ -449,10 +474,16 @@ def parse(argv):
 		raise Bad('%s: not a pokelab checkout (run it inside one, or --root DIR)' %
 			  (args.root or os.getcwd()))
 	args.root = os.path.abspath(root)
+	given = args.upstream
 	args.upstream = args.upstream or default_upstream(args.root)
-	if not args.upstream or not os.path.isdir(args.upstream):
-		raise Bad('--upstream %s: no such directory (want --upstream DIR, the Linux 7.3 '
-			  'tree the patches were made against)' % args.upstream)
+	if not args.upstream:
+		raise Bad('no Linux 7.3 tree found at %s (want --upstream DIR or $POKELAB_UPSTREAM, '
+			  'the tree the patches were made against)' % ' or '.join(
+				  upstream_tried(args.root)))
+	if not os.path.isdir(args.upstream):
+		raise Bad('%s %s: no such directory (want --upstream DIR, the Linux 7.3 '
+			  'tree the patches were made against)' % (
+				  '--upstream' if given else '$POKELAB_UPSTREAM', args.upstream))
 	if args.worktree and os.path.exists(args.worktree):
 		raise Bad('--worktree %s: already exists (want a new directory for git worktree '
 			  'add)' % args.worktree)
