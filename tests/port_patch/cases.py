@@ -12,12 +12,15 @@ import shutil
 
 
 class Case:
-	def __init__(self, name, edits, status, expect, verdict=None, why='', lines=None):
+	def __init__(self, name, edits, status, expect, verdict=None, why='', lines=None,
+		     written=()):
 		# edits: [(kernel file, what is there, what goes there)]; several files
 		# or several patches (a list of lists) make a series; lines: the port
-		# lines the written change must add and remove, (added, removed)
+		# lines the written change must add and remove, (added, removed);
+		# written: text the port's changed lines must hold
 		self.name, self.edits, self.status = name, edits, status
 		self.expect, self.verdict, self.why, self.lines = expect, verdict, why, lines
+		self.written = written
 
 
 ALT = 'arch/x86/kernel/alternative.c'
@@ -138,6 +141,30 @@ CASES = [
 			      'static void its_pages_protect(struct its_array *pages)\n')]],
 	     0, ['applied at alternative/', '(text_poke_nr_cpus(), new, beside'], None,
 	     'a new function goes beside its nearest ported neighbour', lines=(6, 0)),
+	Case('move-absorbed', [[(JL, 'void static_key_enable_cpuslocked(struct static_key *key)\n{\n'
+				 '\tSTATIC_KEY_CHECK_USE(key);\n\tlockdep_assert_cpus_held();\n',
+				 'void static_key_enable_cpuslocked(struct static_key *key)\n{\n'
+				 '\tlockdep_assert_cpus_held();\n\tSTATIC_KEY_CHECK_USE(key);\n')]],
+	     0, ['the port does otherwise there'], 'SUCCESS',
+	     'two statements swapped, one of them a line the port leaves out (marked): nothing '
+	     'to do, the missing one never written', lines=(0, 0)),
+	Case('helper-before-user', [[(JL, 'int jump_label_text_reserved(void *start, void *end)\n{\n'
+				      '\tbool init = system_state < SYSTEM_RUNNING;\n',
+				      'static bool jump_label_init_phase(void)\n{\n\treturn '
+				      'system_state < SYSTEM_RUNNING;\n}\n\n'
+				      'int jump_label_text_reserved(void *start, void *end)\n{\n'
+				      '\tbool init = jump_label_init_phase();\n')]],
+	     0, ['(jump_label_init_phase(), new, beside jump_label_text_reserved())'], 'SUCCESS',
+	     'a new static helper goes before its one user in the port, as C++ needs',
+	     lines=(7, 1)),
+	Case('rename-in-marked-line', [[(ALT, old, old.replace('do_sync', 'nr_poked'))
+					for old in ['\tint do_sync;\n', '\t\t\tdo_sync++;\n',
+						    '\tif (do_sync) {\n', '\t\tdo_sync++;\n',
+						    '\tif (do_sync)\n']] +
+				       [(ALT, 'for (do_sync = 0, i = 0;', 'for (nr_poked = 0, i = 0;', 'all')]],
+	     0, ['applied at alternative/alternative.cpp'], None,
+	     'a local renamed inside the port\'s BUSTED conditions: their spacing kept',
+	     written=('nr_poked && !BUSTED(NO_SYNC_2)', 'nr_poked && !BUSTED(NO_SYNC_3)')),
 ]
 
 
@@ -150,12 +177,13 @@ def make(case, up, work, out):
 	msgs = []
 	for k, patch in enumerate(series):
 		body = []
-		for rel, old, new in patch:
+		for edit in patch:
+			rel, old, new = edit[:3]	# a fourth, 'all': every place it matches
 			if rel not in texts:
 				with open(os.path.join(up, rel)) as f:
 					texts[rel] = f.read()
 			before = texts[rel]
-			if before.count(old) != 1:
+			if before.count(old) != 1 and not (edit[3:] and before.count(old)):
 				raise RuntimeError('%s: edit of %s matches %d places in %s' % (
 					case.name, rel, before.count(old), up))
 			after = before.replace(old, new)

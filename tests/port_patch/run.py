@@ -222,14 +222,18 @@ def run_cases(tmp):
 		print('case %s: %s' % (c.name, (out + err).strip().split('\n')[-1][:100]))
 		if snapshot(root) != before:
 			fail('%s: --check wrote to the tree' % c.name)
-		if c.lines is None or rc:
+		if (c.lines is None and not c.written) or rc:
 			continue
 		# written: exactly the lines the kernel change stands for, nothing else
 		rc, out, err = tool(root, patch)
 		stat = subprocess.run(git + ['diff', '--numstat'], capture_output=True, text=True).stdout
 		added = sum(int(l.split()[0]) for l in stat.split('\n') if l.strip())
 		removed = sum(int(l.split()[1]) for l in stat.split('\n') if l.strip())
-		if (added, removed) != c.lines:
+		diff = subprocess.run(git + ['diff'], capture_output=True, text=True).stdout
+		for w in c.written:
+			if w not in ''.join(l for l in diff.splitlines(True) if l.startswith('+')):
+				fail('%s: %r not in the lines written:\n%s' % (c.name, w, diff[-3000:]))
+		if c.lines is not None and (added, removed) != c.lines:
 			diff = subprocess.run(git + ['diff'], capture_output=True, text=True).stdout
 			fail('%s: the port gained %d and lost %d lines, want %d and %d:\n%s' % (
 				c.name, added, removed, c.lines[0], c.lines[1], diff[-3000:]))
