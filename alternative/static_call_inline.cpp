@@ -37,6 +37,7 @@ extern "C" struct static_call_site __stop_static_call_sites[] __attribute__((wea
  * __raw_static_call() without its key being exported, and that key. pokelab
  * exports keys (EXPORT_STATIC_CALL()), so the table is empty.
  */
+/* Port of struct static_call_tramp_key, include/linux/static_call.h, v7.3 */
 struct static_call_tramp_key {
 	s32 tramp;
 	s32 key;

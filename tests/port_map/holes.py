@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # holes.py ROOT UPSTREAM: every function or macro the port defines under the
-# name of a definition in the reference tree's files (the files its Port-of
-# lines name) must carry a Port-of line (or sit inside a definition that
+# name of a definition in the reference tree's files (every file of it, not
+# only those the Port-of lines name: a header the port cites wrongly or not
+# at all is read too) must carry a Port-of line (or sit inside a definition that
 # does), unless NOT_PORTS below says why it is pokelab's own under a kernel
 # name. A ported function that loses its Port-of line fails this.
 
@@ -25,13 +26,23 @@ NOT_PORTS = {
 }
 
 
+def kernel_files(upstream):
+	"""Every C file and header of the reference tree, relative to it."""
+	out = []
+	for d, dirs, files in os.walk(upstream):
+		dirs.sort()
+		out += [os.path.relpath(os.path.join(d, f), upstream) for f in sorted(files)
+			if f.endswith(('.c', '.h'))]
+	return out
+
+
 def main(root, upstream):
 	if not os.path.isdir(upstream):
 		print('port_map: skipped: no reference tree at %s' % upstream)
 		return 77
 	pm = PortMap(root)
 	names = {}
-	for rel in pm.kernel_files():
+	for rel in kernel_files(upstream):
 		p = os.path.join(upstream, rel)
 		if not os.path.isfile(p):
 			continue
@@ -52,7 +63,7 @@ def main(root, upstream):
 					     'line' % (src.rel, d.line, name, names[name]))
 	# structs, unions and enums: "struct NAME {" in the port under a kernel name
 	tags = {}
-	for rel in pm.kernel_files():
+	for rel in kernel_files(upstream):
 		p = os.path.join(upstream, rel)
 		if os.path.isfile(p):
 			for it in kitems.items(drift.Source(p, rel)):
@@ -75,6 +86,21 @@ def main(root, upstream):
 						     'Port-of line' % (os.path.relpath(path, root),
 								       text[:m.start()].count('\n') + 1,
 								       m.group(1), m.group(2), tags[m.group(2)]))
+	# a Port-of line naming a reference file that does not define the name, when
+	# another reference file does: the map would send a kernel patch elsewhere
+	where = {}
+	for rel in kernel_files(upstream):
+		for it in kitems.items(drift.Source(os.path.join(upstream, rel), rel)):
+			where.setdefault(it.name.split(':')[-1], set()).add(rel)
+	for e in pm.entries:
+		if e.fragment or e.kind not in ('func', 'macro', 'struct', 'union', 'enum'):
+			continue
+		cited = [f for f in e.paths if os.path.isfile(os.path.join(upstream, f))]
+		defs = where.get(e.name, set())
+		if cited and defs and not defs & set(cited):
+			holes.append('%s:%d: the Port-of line of %s names %s, which does not define it; '
+				     '%s does' % (e.rel, e.line, e.name, ', '.join(cited),
+						  ', '.join(sorted(defs))))
 	for h in holes:
 		print(h)
 	print('port_map: %d kernel names and %d tags checked, %d holes' % (len(names), len(tags),

@@ -32,18 +32,25 @@
 #include <linux/compiler.h>
 #include <linux/types.h>
 
+/* Port of ALT_FLAGS_SHIFT(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALT_FLAGS_SHIFT		16
 
+/* Port of ALT_FLAG_NOT(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALT_FLAG_NOT		(1 << 0)
+/* Port of ALT_NOT(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALT_NOT(feature)	((ALT_FLAG_NOT << ALT_FLAGS_SHIFT) | (feature))
+/* Port of ALT_FLAG_DIRECT_CALL(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALT_FLAG_DIRECT_CALL	(1 << 1)
+/* Port of ALT_DIRECT_CALL(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALT_DIRECT_CALL(feature) ((ALT_FLAG_DIRECT_CALL << ALT_FLAGS_SHIFT) | (feature))
+/* Port of ALT_CALL_ALWAYS(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALT_CALL_ALWAYS		ALT_DIRECT_CALL(X86_FEATURE_ALWAYS)
 
 /* Longest site apply_alternatives() can patch (u8 instrlen; the kernel's MAX_PATCH_LEN). */
 /* Port of MAX_PATCH_LEN(), arch/x86/kernel/alternative.c, v7.3 */
 #define MAX_PATCH_LEN		(255 - 1)
 
+/* Port of struct alt_instr, arch/x86/include/asm/alternative.h, v7.3 */
 struct alt_instr {
 	s32 instr_offset;	/* original instruction, relative to this field */
 	s32 repl_offset;	/* replacement, relative to this field */
@@ -111,24 +118,29 @@ static_assert(sizeof(struct alt_instr) == 14, "struct alt_instr must stay 14 byt
 #define ALT_SEC_DEFAULT		"altinstructions"
 
 /* @oldinstr, replaced by @newinstr when @ft_flags' feature is present (absent for ALT_NOT()). */
+/* Port of ALTERNATIVE(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALTERNATIVE(oldinstr, newinstr, ft_flags)			\
 	__ALTERNATIVE_SEC(ALT_SEC_DEFAULT, oldinstr, newinstr, ft_flags)
 
 /* Two alternatives for one site; when both apply, the second (@newinstr2) wins. */
+/* Port of ALTERNATIVE_2(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALTERNATIVE_2(oldinstr, newinstr1, ft_flags1, newinstr2, ft_flags2) \
 	__ALTERNATIVE_2_SEC(ALT_SEC_DEFAULT, oldinstr, newinstr1, ft_flags1, newinstr2, ft_flags2)
 
 /* Three alternatives for one site (include/asm/alternative.h): the last that applies wins. */
+/* Port of ALTERNATIVE_3(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALTERNATIVE_3(oldinstr, newinstr1, ft_flags1, newinstr2, ft_flags2, newinstr3,	\
 		      ft_flags3)								\
 	__ALTERNATIVE_3_SEC(ALT_SEC_DEFAULT, oldinstr, newinstr1, ft_flags1, newinstr2,	\
 			    ft_flags2, newinstr3, ft_flags3)
 
 /* @newinstr_yes if feature @ft_flags is present, else @newinstr_no (after boot). */
+/* Port of ALTERNATIVE_TERNARY(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALTERNATIVE_TERNARY(oldinstr, ft_flags, newinstr_yes, newinstr_no) \
 	ALTERNATIVE_2(oldinstr, newinstr_no, X86_FEATURE_ALWAYS, newinstr_yes, ft_flags)
 
 /* The replacement of an ALT_DIRECT_CALL() site: a CALL that apply_alternatives() re-aims. */
+/* Port of ALT_CALL_INSTR(), arch/x86/include/asm/alternative.h, v7.3 */
 #define ALT_CALL_INSTR		"call BUG_func"
 
 /* The table the program's own sites fill (GNU ld's section bounds). */

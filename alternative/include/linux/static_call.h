@@ -66,6 +66,7 @@ struct static_call_key {
 };
 
 /* kernel/static_call_inline.c: a key's sites in one module (NULL mod: the program's) */
+/* Port of struct static_call_mod, include/linux/static_call.h, v7.3 */
 struct static_call_mod {
 	struct static_call_mod *next;
 	struct module *mod;
@@ -74,6 +75,7 @@ struct static_call_mod {
 
 #define STATIC_CALL_KEY(name)		__SCK__##name
 #define STATIC_CALL_TRAMP(name)		__SCT__##name
+/* Port of STATIC_CALL_TRAMP_ADDR(), include/linux/static_call.h, v7.3 */
 #define STATIC_CALL_TRAMP_ADDR(name)	((void *)&STATIC_CALL_TRAMP(name))
 
 extern "C" long __static_call_return0(void);
@@ -84,18 +86,21 @@ extern "C" void __static_call_return(void);
 	extern struct static_call_key STATIC_CALL_KEY(name);		\
 	extern "C" decltype(func) STATIC_CALL_TRAMP(name)
 
+/* Port of DEFINE_STATIC_CALL(), include/linux/static_call.h, v7.3 */
 #define DEFINE_STATIC_CALL(name, _func)					\
 	DECLARE_STATIC_CALL(name, _func);				\
 	struct static_call_key STATIC_CALL_KEY(name) = { (void *)&_func, { 1UL } };	\
 	ARCH_DEFINE_STATIC_CALL_TRAMP(name, _func)
 
 /* A NULL static call: static_call_cond() does nothing until updated. */
+/* Port of DEFINE_STATIC_CALL_NULL(), include/linux/static_call.h, v7.3 */
 #define DEFINE_STATIC_CALL_NULL(name, _func)				\
 	DECLARE_STATIC_CALL(name, _func);				\
 	struct static_call_key STATIC_CALL_KEY(name) = { NULL, { 1UL } };	\
 	ARCH_DEFINE_STATIC_CALL_NULL_TRAMP(name)
 
 /* A static call that returns 0 until updated (__static_call_return0). */
+/* Port of DEFINE_STATIC_CALL_RET0(), include/linux/static_call.h, v7.3 */
 #define DEFINE_STATIC_CALL_RET0(name, _func)				\
 	DECLARE_STATIC_CALL(name, _func);				\
 	struct static_call_key STATIC_CALL_KEY(name) = { (void *)&__static_call_return0, { 1UL } };	\
@@ -121,7 +126,9 @@ extern "C" void __static_call_return(void);
 bool static_call_tramp_is_ro(const void *tramp);
 
 #define static_call(name)	(*(decltype(&STATIC_CALL_TRAMP(name)))STATIC_CALL_TRAMP_ADDR(name))
+/* Port of static_call_cond(), include/linux/static_call.h, v7.3 */
 #define static_call_cond(name)	(void)static_call(name)
+/* Port of static_call_query(), include/linux/static_call.h, v7.3 */
 #define static_call_query(name)	(READ_ONCE(STATIC_CALL_KEY(name).func))
 
 /*
@@ -170,10 +177,12 @@ int static_call_init(void);
 int static_call_text_reserved(void *start, void *end);
 
 /* Export a static call's key and trampoline to modules (linux/export.h). */
+/* Port of EXPORT_STATIC_CALL(), include/linux/static_call.h, v7.3 */
 #define EXPORT_STATIC_CALL(name)					\
 	EXPORT_SYMBOL(STATIC_CALL_KEY(name));				\
 	EXPORT_SYMBOL(STATIC_CALL_TRAMP(name))
 
+/* Port of static_call_update(), include/linux/static_call.h, v7.3 */
 #define static_call_update(name, func) ({				\
 	decltype(&STATIC_CALL_TRAMP(name)) __F = (func);		\
 	__static_call_update(&STATIC_CALL_KEY(name), STATIC_CALL_TRAMP_ADDR(name), (void *)__F);	\

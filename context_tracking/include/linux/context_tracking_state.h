@@ -37,6 +37,7 @@
 #include <linux/atomic.h>
 #include <linux/percpu.h>
 
+/* Port of enum ctx_state, include/linux/context_tracking_state.h, v7.3 */
 enum ctx_state {
 	CT_STATE_DISABLED	= -1,	/* returned by ct_state() if unknown */
 	CT_STATE_KERNEL		= 0,
@@ -47,11 +48,16 @@ enum ctx_state {
 };
 
 /* Even value for the watching-counter nesting: "in an IRQ that did not come from idle" */
+/* Port of CT_NESTING_IRQ_NONIDLE(), include/linux/context_tracking_state.h, v7.3 */
 #define CT_NESTING_IRQ_NONIDLE	((LONG_MAX / 2) + 1)
 
+/* Port of CT_STATE_WIDTH(), include/linux/context_tracking_state.h, v7.3 */
 #define CT_STATE_WIDTH		2
+/* Port of CT_STATE_START(), include/linux/context_tracking_state.h, v7.3 */
 #define CT_STATE_START		0
+/* Port of CT_STATE_END(), include/linux/context_tracking_state.h, v7.3 */
 #define CT_STATE_END		(CT_STATE_START + CT_STATE_WIDTH - 1)
+/* Port of CT_STATE_MASK(), include/linux/context_tracking_state.h, v7.3 */
 #define CT_STATE_MASK		(((1 << CT_STATE_WIDTH) - 1) << CT_STATE_START)
 
 #define CT_WORK_WIDTH		1	/* CT_WORK_MAX_OFFSET: one work type, CT_WORK_SYNC */
@@ -59,7 +65,9 @@ enum ctx_state {
 #define CT_WORK_END		(CT_WORK_START + CT_WORK_WIDTH - 1)
 #define CT_WORK_MASK		(((1 << CT_WORK_WIDTH) - 1) << CT_WORK_START)
 
+/* Port of CT_RCU_WATCHING_START(), include/linux/context_tracking_state.h, v7.3 */
 #define CT_RCU_WATCHING_START	(CT_WORK_END + 1)
+/* Port of CT_RCU_WATCHING(), include/linux/context_tracking_state.h, v7.3 */
 #define CT_RCU_WATCHING		(1 << CT_RCU_WATCHING_START)
 
 static_assert(CT_STATE_WIDTH + CT_WORK_WIDTH + (32 - CT_RCU_WATCHING_START) == 32,
@@ -73,6 +81,7 @@ static inline unsigned int ct_rcu_watching_mask(void)
 	return ((1u << ct_rcu_watching_width) - 1) << CT_RCU_WATCHING_START;
 }
 
+/* Port of struct context_tracking, include/linux/context_tracking_state.h, v7.3 */
 struct context_tracking {
 	/* CONTEXT_TRACKING_USER */
 	bool active;		/* tracks user/kernel for this CPU (nohz_full CPUs) */
@@ -97,21 +106,25 @@ static __always_inline struct context_tracking *ct_this(void)
 }
 
 /* The watching counter of this CPU, masked. */
+/* Port of ct_rcu_watching(), include/linux/context_tracking_state.h, v7.3 */
 static __always_inline int ct_rcu_watching(void)
 {
 	return atomic_read(&ct_this()->state) & ct_rcu_watching_mask();
 }
 
+/* Port of ct_rcu_watching_cpu(), include/linux/context_tracking_state.h, v7.3 */
 static __always_inline int ct_rcu_watching_cpu(int cpu)
 {
 	return atomic_read(&per_cpu_ptr(&context_tracking, cpu)->state) & ct_rcu_watching_mask();
 }
 
+/* Port of ct_nesting(), include/linux/context_tracking_state.h, v7.3 */
 static __always_inline long ct_nesting(void)
 {
 	return READ_ONCE(ct_this()->nesting);
 }
 
+/* Port of ct_nmi_nesting(), include/linux/context_tracking_state.h, v7.3 */
 static __always_inline long ct_nmi_nesting(void)
 {
 	return READ_ONCE(ct_this()->nmi_nesting);
@@ -123,10 +136,11 @@ static __always_inline int ct_state_cpu(int cpu)
 	return atomic_read(&per_cpu_ptr(&context_tracking, cpu)->state) & CT_STATE_MASK;
 }
 
-/* Port of __ct_state(), include/linux/context_tracking.h, v7.3 */
+/* Port of __ct_state(), include/linux/context_tracking_state.h, v7.3 */
 static __always_inline int __ct_state(void)
 {
-	return atomic_read(&ct_this()->state) & CT_STATE_MASK;
+	/* userspace: a per-CPU member's address is taken through the CPU's own slot */
+	return raw_atomic_read(&ct_this()->state) & CT_STATE_MASK;
 }
 
 /* True when RCU watches the calling CPU (it is in the kernel). */

@@ -49,6 +49,7 @@
 /* v7 28-31: this CPU runs with the kernel CR3 (set at entry before the flush, cleared at exit). */
 DECLARE_PER_CPU(int, kernel_cr3_loaded);
 
+/* Port of struct flush_tlb_info, arch/x86/include/asm/tlbflush.h, v7.3 */
 struct flush_tlb_info {
 	unsigned long start;
 	unsigned long end;

@@ -50,6 +50,7 @@
 
 #include <cstddef>
 
+/* Port of enum execmem_type, include/linux/execmem.h, v7.3 */
 enum execmem_type {
 	EXECMEM_DEFAULT,
 	EXECMEM_MODULE_TEXT = EXECMEM_DEFAULT,
