@@ -829,6 +829,7 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 	ret = 1;
 
 out_put:
+	torture_delay(kshim::TortureDelay::Int3BeforePut);	/* userspace */
 	put_text_poke_array();
 	return ret ?: text_poke_int3_gone(regs, ip);	/* userspace: a late trap, as above */
 }

@@ -26,6 +26,8 @@
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/xmc.h>
+#include <linux/entry-common.h>
+#include <linux/instrumentation.h>
 #include <linux/kdebug.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
@@ -167,6 +169,20 @@ static void regsToUcontext(const struct pt_regs *regs, ucontext_t *uc)
  * async-signal-safe (vDSO); the slots are per-CPU cache lines.
  */
 static DEFINE_PER_CPU(u64, int3_handler_ns);
+/* userspace: exc_int3()'s nesting on this CPU, for torture's count of NMIs landing inside it */
+static DEFINE_PER_CPU(int, int3_nesting);
+
+/*
+ * A plain load and store, not a locked RMW (no host fence in the handler):
+ * a nested handler that lands between the two has put the count back by
+ * the time this one stores.
+ */
+static __always_inline void int3_nesting_add(int d)
+{
+	int *n = this_cpu_ptr(&int3_nesting);
+
+	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
+}
 static DEFINE_PER_CPU(unsigned long, int3_traps);
 
 static __always_inline void int3_account(u64 t0)
@@ -188,7 +204,9 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 	ucontext_t *uc = (ucontext_t *)ucv;
 	struct pt_regs regs;
 	struct pt_regs trapped;	/* userspace: for the model's check of the emulation */
+	irqentry_state_t irq_state;
 
+	int3_nesting_add(1);	/* userspace: census */
 	regsFromUcontext(&regs, uc);
 	regs.from_user = si->si_code != SI_KERNEL;
 	trapped = regs;
@@ -202,19 +220,30 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 		kshim::xmcInt3Return(&trapped, &regs);
 		trace_pokelab_int3_emulate(trapped.ip - INT3_INSN_SIZE, regs.ip);
 		kshim::xmcInt3Exit();	/* userspace */
+		int3_nesting_add(-1);	/* userspace: census */
 		errno = savedErrno;
 		return;
 	}
 	/* userspace: the model, on a trap the batch handler declined */
 	kshim::xmcInt3Declined(trapped.ip - INT3_INSN_SIZE);
 
-	/* userspace: irqentry_nmi_enter()/exit() bracket do_int3() once context tracking exists */
+	/*
+	 * Kernel mode: do_int3() in NMI context, as an NMI could have hit
+	 * anywhere (a kprobe's handler, the self-test's notifier).
+	 * userspace: no user-mode branch; a SIGTRAP from user mode is for
+	 * die_int3() (regs.from_user).
+	 */
+	irq_state = irqentry_nmi_enter(&regs);
+	instrumentation_begin();
 	if (!do_int3(&regs))
 		die_int3(&regs);
+	instrumentation_end();
+	irqentry_nmi_exit(&regs, irq_state);
 
 	regsToUcontext(&regs, uc);
 	int3_account(t0);
 	kshim::xmcInt3Exit();	/* userspace */
+	int3_nesting_add(-1);	/* userspace: census */
 	kshim::cpuEret();
 	errno = savedErrno;
 }
@@ -224,6 +253,11 @@ namespace pokelab {
 u64 int3HandlerNs(int cpu) noexcept
 {
 	return __atomic_load_n(per_cpu_ptr(&int3_handler_ns, cpu), __ATOMIC_RELAXED);
+}
+
+int int3Nesting() noexcept
+{
+	return raw_smp_processor_id() >= 0 ? this_cpu_read(int3_nesting) : 0;
 }
 
 unsigned long int3Traps(int cpu) noexcept
@@ -251,10 +285,12 @@ int int3TrapInit(std::string &err)
 	sa.sa_sigaction = exc_int3;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
-	/* The INT3 path runs with interrupts off: the IPI signal waits until it returns. */
+	/*
+	 * The INT3 path runs with interrupts off: the IPI signal waits until
+	 * it returns. An NMI does not wait: it may land anywhere in the
+	 * handler, and an INT3 in its handler comes back in here (SA_NODEFER).
+	 */
 	sigaddset(&sa.sa_mask, kshim::ipiSignal());
-	/* userspace: no NMI inside the INT3 handler (kernel_shim/kernel/nmi.cpp) */
-	sigaddset(&sa.sa_mask, kshim::nmiSignal());
 	if (sigaction(SIGTRAP, &sa, nullptr)) {
 		err = std::string("cannot install the INT3 (SIGTRAP) handler: ") + strerror(errno);
 		return -errno;

@@ -45,6 +45,7 @@
 #include <linux/instrumentation.h>
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/isolation.h>
 #include <trace/events/pokelab.h>
@@ -434,6 +435,57 @@ static noinstr void ct_irqentry_exit(struct pt_regs *regs, irqentry_state_t stat
 	}
 	if (state.exit_rcu)
 		ct_irq_exit();
+}
+
+/*
+ * Port of __nmi_enter() / __nmi_exit(), include/linux/hardirq.h, v7.3:
+ * the NMI and hardirq counts (in_nmi() from here). userspace: no lockdep,
+ * printk_nmi or RCU-Tasks state; the kernel's BUG_ON(in_nmi() == NMI_MASK)
+ * on a nesting overflow cannot fire, the signal does not nest in itself.
+ */
+static __always_inline void __nmi_enter(void)
+{
+	__preempt_count_add(NMI_OFFSET + HARDIRQ_OFFSET);
+}
+
+static __always_inline void __nmi_exit(void)
+{
+	__preempt_count_sub(NMI_OFFSET + HARDIRQ_OFFSET);
+}
+
+/* Port of irqentry_nmi_enter(), kernel/entry/common.c, v7.3 */
+noinstr irqentry_state_t irqentry_nmi_enter(struct pt_regs *regs)
+{
+	irqentry_state_t irq_state;
+
+	irq_state.lockdep = false;	/* userspace: no lockdep_hardirqs_enabled() */
+
+	__nmi_enter();
+	/* userspace: no lockdep_hardirqs_off(), lockdep_hardirq_enter() */
+
+	ct_nmi_enter();
+
+	instrumentation_begin();
+	(void)regs;	/* userspace: no kmsan_unpoison_entry_regs() */
+	/* userspace: no trace_hardirqs_off_finish(), ftrace_nmi_enter() */
+
+	instrumentation_end();
+
+	return irq_state;
+}
+
+/* Port of irqentry_nmi_exit(), kernel/entry/common.c, v7.3 */
+noinstr void irqentry_nmi_exit(struct pt_regs *regs, irqentry_state_t irq_state)
+{
+	instrumentation_begin();
+	(void)regs;	/* userspace: no ftrace_nmi_exit() */
+	/* userspace: no lockdep; irq_state.lockdep is always false */
+
+	instrumentation_end();
+
+	ct_nmi_exit();
+	(void)irq_state;	/* userspace: no lockdep_hardirq_exit(), lockdep_hardirqs_on() */
+	__nmi_exit();
 }
 
 namespace pokelab {

@@ -50,6 +50,7 @@
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
+#include <linux/entry-common.h>
 #include <linux/instrumentation.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
@@ -165,22 +166,19 @@ int nmi_handle(unsigned int type, struct pt_regs *regs)
  * ct_nmi_enter(), which ends an EQS and runs its deferred work), the
  * handlers, irqentry_nmi_exit() in reverse. userspace: no pt_regs (the
  * signal frame is not turned into one), no nested-NMI state machine (the
- * signal does not nest).
+ * signal does not nest in itself).
  */
 /* Port of exc_nmi(), arch/x86/kernel/nmi.c, v7.3 */
 noinstr void exc_nmi(void) noexcept
 {
 	unsigned int saved = paranoid_entry_cr3();
+	irqentry_state_t irq_state;
 
-	/* irqentry_nmi_enter() */
-	__preempt_count_add(NMI_OFFSET + HARDIRQ_OFFSET);
-	ct_nmi_enter();
+	irq_state = irqentry_nmi_enter(NULL);
 	instrumentation_begin();
 	nmi_handle(NMI_LOCAL, NULL);
 	instrumentation_end();
-	/* irqentry_nmi_exit() */
-	ct_nmi_exit();
-	__preempt_count_sub(NMI_OFFSET + HARDIRQ_OFFSET);
+	irqentry_nmi_exit(NULL, irq_state);
 	paranoid_exit_cr3(saved);
 }
 

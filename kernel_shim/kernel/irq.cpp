@@ -114,9 +114,8 @@ int installIpiHandler(std::string &err)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = ipiSignalHandler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	/* an NMI may land inside the IPI handler, as on the hardware */
 	sigemptyset(&sa.sa_mask);
-	/* userspace: no NMI inside the IPI handler (kernel/nmi.cpp) */
-	sigaddset(&sa.sa_mask, nmiSignal());
 	if (sigaction(ipiSignal(), &sa, nullptr)) {
 		err = std::string("cannot install the IPI signal handler: ") + strerror(errno);
 		return -errno;

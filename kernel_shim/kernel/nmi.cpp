@@ -15,11 +15,10 @@
  * there is no remote sender yet, so the handler need not chase the thread
  * that runs as the CPU, as the IPI's does.
  *
- * userspace: an NMI does not nest in itself (the signal is blocked while
- * its handler runs, as NMIs are until IRET) and, unlike the hardware's,
- * not in the IPI or INT3 handlers either (their sa_mask holds it): the
- * model's per-CPU state in those handlers is not reentrant. It lands
- * anywhere in task context, the entry and exit stubs included.
+ * An NMI does not nest in itself (the signal is blocked while its handler
+ * runs, as NMIs are until IRET). It lands anywhere else: task context, the
+ * entry and exit stubs, inside the IPI handler and inside the INT3 handler,
+ * where its handler may trap on an INT3 again (SIGTRAP is SA_NODEFER).
  */
 #include <cerrno>
 #include <csignal>

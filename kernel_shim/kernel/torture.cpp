@@ -11,6 +11,7 @@
 #include <kernel_shim/torture.h>
 #include <linux/irqflags.h>
 #include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/smp.h>
 
 namespace kshim {
@@ -84,8 +85,21 @@ void tortureDelayAt(TortureDelay where) noexcept
 
 	while (clockNs() < until)
 		cpu_relax();
-	/* an NMI at the end of the window: what a remote flush did meanwhile is for it to see */
-	if (cr3 && ((d >> 40) & 1) && __atomic_load_n(&tortureNmisOn, __ATOMIC_RELAXED)) {
+	/*
+	 * An NMI at the end of the window: what a remote flush did meanwhile
+	 * is for it to see; inside the INT3 and IPI handlers, it nests there.
+	 */
+	bool handler = where == TortureDelay::Int3AfterRef || where == TortureDelay::Int3BeforePut ||
+		       where == TortureDelay::BeforeIpiFunc;
+	/*
+	 * Half the CR3 windows' delays; one in 16 of the handlers' (an NMI's
+	 * handler runs every site, each an INT3 while a batch is open). None
+	 * from inside an NMI: the signal would wait for its return and land
+	 * again, an NMI storm no CPU sees.
+	 */
+	bool nmi = cr3 ? ((d >> 40) & 1) : handler && ((d >> 40) & 15) == 0;
+
+	if (nmi && !in_nmi() && __atomic_load_n(&tortureNmisOn, __ATOMIC_RELAXED)) {
 		__atomic_fetch_add(&nmisRaised, 1, __ATOMIC_RELAXED);
 		nmiSelf();
 	}

@@ -12,8 +12,10 @@
 
 #include <cstring>
 
+#include <asm/nmi.h>
 #include <asm/text-patching.h>
 #include <kernel_shim/cpu.h>
+#include <linux/smp.h>
 #include <pokelab/bug_switches.h>
 #include <pokelab/text_poke_stats.h>
 
@@ -194,6 +196,71 @@ TEST_F(LiveEmulate, CallToAndFromASiteWhileTheInt3IsArmed)
 	/* and back to the NOP: emulated as JMP +0 */
 	EXPECT_EQ(live_poke(3, nop5, 5, 5), 6);
 	EXPECT_EQ(call_slot(3, 5), 6);
+}
+
+/*
+ * NMIs nest in the INT3 handler, as on the hardware: one lands between the
+ * handler's ref get and put, and its handler runs the same armed site. The
+ * INT3 comes back in on the same CPU, takes a second ref (the count reads
+ * 3: the batch's and two handlers'), emulates, and both return where the
+ * new instruction goes.
+ *
+ *	CPU1						CPU0
+ *	call the site: INT3, exc_int3()			phase 1 done, holds the batch
+ *	  try_get: refs 2, <NMI>
+ *	    exc_nmi(): call the site: INT3
+ *	      exc_int3(): try_get: refs 3, emulate, put
+ *	  emulate, put: refs 1
+ */
+struct NmiNest {
+	int refsInner, nestingInner, result;
+	bool raised;
+};
+NmiNest nest;
+
+int nest_nmi_handler(unsigned int, struct pt_regs *)
+{
+	nest.result = call_slot(live.slot, live.arg);
+	return NMI_HANDLED;
+}
+
+void nest_probe(unsigned long) noexcept
+{
+	if (!nest.raised) {
+		nest.raised = true;
+		kshim::nmiSelf();	/* taken at once, unless the handler holds NMIs off */
+		return;
+	}
+	nest.refsInner = pokelab::int3RefsNow(raw_smp_processor_id());
+	nest.nestingInner = pokelab::int3Nesting();
+}
+
+TEST_F(LiveEmulate, AnNmiInsideTheHandlerTrapsOnTheSiteAgain)
+{
+	unsigned char call[5];
+	unsigned long emulated = pokelab::int3Emulated(1), nmis = kshim::nmiCount(1);
+
+	gen_rel32(call, CALL_INSN_OPCODE, site(3), pl_add100);
+	nest = {};
+	live = {site(3), 3, 5, 0, 0, 0, 0};
+	ASSERT_EQ(register_nmi_handler(NMI_LOCAL, nest_nmi_handler, 0, "nest"), 0);
+	pokelab::int3AfterRefProbe = nest_probe;
+	pokelab::batchAfterPhase1Probe = run_slot_on_cpu1;
+	mutex_lock(&text_mutex);
+	smp_text_poke_single(site(3), call, 5, NULL);
+	mutex_unlock(&text_mutex);
+	pokelab::batchAfterPhase1Probe = nullptr;
+	pokelab::int3AfterRefProbe = nullptr;
+	unregister_nmi_handler(NMI_LOCAL, "nest");
+
+	EXPECT_EQ(kshim::nmiCount(1) - nmis, 1u);
+	EXPECT_EQ(nest.nestingInner, 2);
+	EXPECT_EQ(nest.refsInner, 3);
+	EXPECT_EQ(pokelab::int3Emulated(1) - emulated, 2u);
+	/* both emulated CALLs returned to the add after the site */
+	EXPECT_EQ(nest.result, 106);
+	EXPECT_EQ(live.result, 106);
+	EXPECT_EQ(pokelab::int3RefsNow(1), 0);
 }
 
 TEST_F(LiveEmulate, Jmp32Jmp8AndRet)

@@ -48,6 +48,7 @@
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
+#include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/smp.h>
 #include <pokelab/ct_entry.h>
@@ -162,10 +163,14 @@ void irqWork(void *arg)
 
 /*
  * The NMI handler (a perf or watchdog handler's stand-in): it reads the
- * kernel ranges and runs the sites, wherever the NMI landed. Its draws
- * come from a stream of its own (2), per CPU: no decision of the run's.
+ * kernel ranges and runs the sites, wherever the NMI landed; inside the
+ * INT3 or IPI handler, a few of them (runSomeSites()), as each may trap
+ * again. Its draws come from a stream of its own (2), per CPU: no
+ * decision of the run's.
  */
 u64 nmiDraws[NR_CPUS];
+/* where the NMIs landed: inside an INT3 handler, inside an IPI handler (per CPU, NMI context) */
+unsigned long nmisInInt3[NR_CPUS], nmisInIpi[NR_CPUS];
 
 int tortureNmiHandler(unsigned int, struct pt_regs *)
 {
@@ -173,7 +178,16 @@ int tortureNmiHandler(unsigned int, struct pt_regs *)
 	u64 d = kshim::tortureDraw(seedUsed, cpu, 2, nmiDraws[cpu]++);
 
 	touchRanges(d);
-	(void)runSites(d);
+	/* inside a handler, a few sites (each an INT3 while a batch is open); else all */
+	if (pokelab::int3Nesting()) {
+		nmisInInt3[cpu]++;
+		(void)runSomeSites(d);
+	} else if (in_hardirq() > HARDIRQ_OFFSET) {	/* the NMI's own, and an IPI's under it */
+		nmisInIpi[cpu]++;
+		(void)runSomeSites(d);
+	} else {
+		(void)runSites(d);
+	}
 	return NMI_HANDLED;
 }
 
@@ -504,6 +518,8 @@ int run()
 	kshim::tortureDelays(true, seedUsed);
 	for (u64 &i : nmiDraws)
 		i = 0;
+	std::fill(std::begin(nmisInInt3), std::end(nmisInInt3), 0);
+	std::fill(std::begin(nmisInIpi), std::end(nmisInIpi), 0);
 	if (register_nmi_handler(NMI_LOCAL, tortureNmiHandler, 0, "torture"))
 		fmt::print(stderr, "torture: no NMI handler slot: NMIs run no handler\n");
 	kshim::tortureNmis(true);
@@ -585,6 +601,17 @@ int run()
 	fmt::print("{}\n", kshim::xmcVerdict(x));
 	fmt::print("throughput: {:.0f} text writes/s, {:.0f} model events/s, {} decisions\n",
 		   x.writes / secs, x.events() / secs, decisions);
+	{
+		unsigned long nmis = 0, inInt3 = 0, inIpi = 0;
+
+		for (unsigned int cpu = 0; cpu < n; cpu++) {
+			nmis += kshim::nmiCount(cpu);
+			inInt3 += nmisInInt3[cpu];
+			inIpi += nmisInIpi[cpu];
+		}
+		fmt::print("nmi: {}, {} inside an INT3 handler, {} inside an IPI handler\n",
+			   kshim::nOf(nmis, "NMI"), inInt3, inIpi);
+	}
 	if (moduleWriterActive())
 		fmt::print("{}\n", moduleWriterSummary());
 	for (const std::string &b : bad)

@@ -487,6 +487,26 @@ unsigned long runSites(unsigned long arg)
 	return sum;
 }
 
+unsigned long runSomeSites(unsigned long arg)
+{
+	BpfCtx ctx{arg};
+	unsigned long sum = 0;
+
+	for (unsigned int k = 0; k < 2; k++) {
+		u64 d = arg >> (k * 16);
+
+		sum += bpfProgs()[d % kNrBpfSites](&ctx);
+		sum += smallKeyProgs()[(d >> 4) % kNrSmallKeySites](&ctx);
+		sum += bigSites[(d >> 8) % kNrBigSites](arg);
+	}
+	sum += static_call(torture_call)(arg);
+	sum += torture_call_inline(arg);
+	sum += torture_emu_fn(arg);
+	sum += torture_poke_fn();
+	sum += runModuleSites();
+	return sum;
+}
+
 std::vector<std::string> checkKnobs()
 {
 	std::vector<std::string> bad;

@@ -71,6 +71,12 @@ void resetKnobs();
  * Instrumentable kernel code: any CPU in the kernel, IRQ context included.
  */
 unsigned long runSites(unsigned long arg);
+/*
+ * A handler's share of them, drawn from @arg: a few sites of each static
+ * key, the static call, the emulation and poke sites, the module's. Any
+ * CPU, any context runSites() may run in.
+ */
+unsigned long runSomeSites(unsigned long arg);
 
 /*
  * At the end: each knob is in the state its last writer asked for, in the

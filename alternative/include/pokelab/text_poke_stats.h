@@ -96,6 +96,13 @@ u64 int3HandlerNs(int cpu) noexcept;
 /* INT3 traps (SIGTRAPs) exc_int3() took on @cpu since boot, claimed or not. Any thread. */
 unsigned long int3Traps(int cpu) noexcept;
 
+/*
+ * How deep the calling CPU is in exc_int3() now: 0 outside it, 1 inside,
+ * 2 in an INT3 taken by an NMI that landed inside it. The calling CPU
+ * only (an NMI handler asks where it landed); async-signal-safe.
+ */
+int int3Nesting() noexcept;
+
 /* Zero int3HandlerNs()/int3Traps() (resetTextPokeStats() does it). */
 void resetInt3HandlerNs() noexcept;
 

@@ -86,8 +86,8 @@ int ipiSignal() noexcept;
 
 /*
  * The simulated NMI (kernel/nmi.cpp): SIGRTMIN + 2, which the soft IRQ mask
- * does not hold off. It does not nest in itself, nor (userspace) in the IPI
- * or INT3 handlers, whose sa_mask holds it. Async-signal-safe; any thread.
+ * does not hold off. It does not nest in itself; it may land inside the IPI
+ * and INT3 handlers, as on the hardware. Async-signal-safe; any thread.
  */
 int nmiSignal() noexcept;
 

@@ -33,6 +33,7 @@ enum class TortureDelay {
 	EntryPtiWindow,		/* entry stub: the kernel CR3 loaded, kernel_cr3_loaded still 0 */
 	ExitPtiWindow,		/* exit stub: kernel_cr3_loaded = 0, the kernel CR3 still loaded */
 	BeforeRefsDrain,	/* smp_text_poke_batch_finish(): the last sync done, the drain next */
+	Int3BeforePut,		/* SIGTRAP handler, the emulation done, its ref not yet put */
 	Nr,
 };
 
@@ -51,9 +52,13 @@ unsigned long tortureDelayCount(TortureDelay where) noexcept;
 
 /*
  * Simulated NMIs at the delay points of the entry and exit stubs' CR3
- * windows (EntryPtiWindow, ExitPtiWindow, EntryCr3Window): with @on, half
- * of the delays taken there end in an NMI on the delayed CPU
- * (kshim::nmiSelf()), drawn from the same stream. Task context.
+ * windows (EntryPtiWindow, ExitPtiWindow, EntryCr3Window), inside the
+ * INT3 handler with its ref held (Int3AfterRef, before the lookup;
+ * Int3BeforePut, after the emulation) and inside the IPI handler
+ * (BeforeIpiFunc): with @on, half of the delays taken there end in an NMI
+ * on the delayed CPU (kshim::nmiSelf()), drawn from the same stream. An
+ * NMI handler that runs a site the open batch armed traps again on the
+ * same CPU: a second ref. Task context.
  */
 void tortureNmis(bool on) noexcept;
 /* NMIs raised at the delay points since tortureDelays() last reset them. Any thread. */

@@ -43,6 +43,20 @@ irqentry_state_t irqentry_enter(struct pt_regs *regs);
 /* Port of the irqentry_exit() interface; calls the registered exit hook with @state. */
 void irqentry_exit(struct pt_regs *regs, irqentry_state_t state);
 
+/*
+ * Port of irqentry_nmi_enter() / irqentry_nmi_exit(), kernel/entry/common.c,
+ * v7.3: the NMI and hardirq counts of __nmi_enter() (in_nmi() is true
+ * between the two), then ct_nmi_enter() (RCU watches, an EQS's deferred
+ * work runs); exit in reverse. exc_nmi() and exc_int3()'s kernel-mode
+ * do_int3() path use them. Defined by context tracking
+ * (context_tracking/entry.cpp), which owns kernel/entry/common.c's
+ * context-tracking half. userspace: no lockdep or ftrace state (@state
+ * carries nothing). Signal context; noinstr; nestable as an NMI inside
+ * an INT3 handler is.
+ */
+irqentry_state_t irqentry_nmi_enter(struct pt_regs *regs);
+void irqentry_nmi_exit(struct pt_regs *regs, irqentry_state_t irq_state);
+
 namespace kshim {
 struct IrqEntryHooks {
 	/* Called with IRQs masked, before the handler; returns what exit gets back. */
