@@ -290,7 +290,7 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     /* userspace: BUSTED, the smp_mb() below deleted */
     "cmpl $0, pokelab_busted_no_mb_entry(%rip)\n\t"
     "jne 2f\n\t"
-    /* smp_mb(): pairs with flush_tlb_kernel_range()'s and (v8) ct_set_cpu_work()'s */
+    /* smp_mb(): pairs with vunmap's PTE clear (an XCHG) and (v8) ct_set_cpu_work()'s smp_mb() */
     ASM_SMP_MB
     "2:\n\t"
     "call entry_cr3_window\n\t"

@@ -79,12 +79,13 @@ enum {
 	PARANOID_SET_FLAG = 2,	/* it set kernel_cr3_loaded, to be put back to 0 */
 };
 
-/* kernel_cr3_loaded = 1; smp_mb(): as the entry stub's, pairing with flush_tlb_kernel_range()'s */
+/* kernel_cr3_loaded = 1; smp_mb(): as the entry stub's, pairing with vunmap's PTE clear (XCHG) */
 noinstr void paranoid_note_kernel_cr3(void)
 {
 	this_cpu_write(kernel_cr3_loaded, 1);
 	kshim::cpuFenceStore(kshim::FENCE_PAIR_CR3_LOADED);	/* userspace: the checker's mark */
-	smp_mb();
+	if (!BUSTED(NO_MB_NMI))	/* userspace: BUSTED, the smp_mb() deleted */
+		smp_mb();
 }
 
 /* SAVE_AND_SWITCH_TO_KERNEL_CR3, with CONFIG_COALESCE_TLBI's flush and signal */

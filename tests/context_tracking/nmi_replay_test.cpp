@@ -98,7 +98,7 @@ protected:
 		while (!inWindow.load())
 			cpu_relax();
 		range = (unsigned long)page;
-		kshim::tlbKernelRangeChanged(range, range + 4096);
+		kshim::tlbKernelRangeCleared(range, range + 4096);
 		flush_tlb_kernel_range_deferrable(range, range + 4096);
 		flushed.store(true);
 		kshim::cpuWait(1);
@@ -135,6 +135,17 @@ protected:
 	bool xmcViolationsExpected() const override { return true; }
 };
 
+/* The fixed path without its smp_mb() (pokelab.busted=no-mb-nmi): R8 on the NMI's pair. */
+class NmiNoMb : public NmiReplay
+{
+protected:
+	std::string extraParams() const override
+	{
+		return "nohz_full=1 pokelab.ct_defer=v7-tlbi pokelab.busted=no-mb-nmi";
+	}
+	bool xmcViolationsExpected() const override { return true; }
+};
+
 TEST_F(NmiFixed, TheParanoidEntrySetsTheFlagAndFlushes)
 {
 	EXPECT_EQ(race(), 0u);
@@ -146,6 +157,27 @@ TEST_F(NmiPosted, TheNmiInTheExitWindowTouchesAStaleTranslation)
 {
 	EXPECT_EQ(race(), 1u);
 	EXPECT_EQ(flagInNmi.load(), 0);
+}
+
+/*
+ * INVPCID, the flush's instruction where the CPU has it, is not among the
+ * SDM's serialising instructions: between the NMI's store of
+ * kernel_cr3_loaded and its flush's page-table reads only the smp_mb()
+ * stands, and R8 must say so when it is gone.
+ */
+TEST_F(NmiNoMb, TheNmisStoreAndFlushNeedTheirFence)
+{
+	unsigned long n = 0;
+
+	race();
+	for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
+		if (v.rule != kshim::XmcRule::MissingFence)
+			continue;
+		n++;
+		EXPECT_EQ(v.cpu, 1);
+		EXPECT_EQ(v.pair, kshim::FENCE_PAIR_CR3_LOADED);
+	}
+	EXPECT_EQ(n, 1u);
 }
 
 } /* namespace */

@@ -14,6 +14,9 @@
 
 #include <asm/tlbflush.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/cpu_events.h>
+#include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/context_tracking.h>
 #include <pokelab/ct_entry.h>
 
@@ -78,10 +81,10 @@ TEST_F(TlbDeferrable, OnlyTheDeferrableFlushSkipsAUserModeNohzFullCpu)
 	startUserLoop(kIsolated, 60000000000ull);
 	unsigned long before = rangeFlushes(kIsolated), hk = rangeFlushes(kHousekeeping);
 
-	kshim::tlbKernelRangeChanged(r, r + 4096);
+	kshim::tlbKernelRangeCleared(r, r + 4096);
 	flush_tlb_kernel_range(r, r + 4096);
 	EXPECT_EQ(rangeFlushes(kIsolated), before + 1) << "plain flush_tlb_kernel_range() is never gated";
-	kshim::tlbKernelRangeChanged(r, r + 4096);
+	kshim::tlbKernelRangeCleared(r, r + 4096);
 	flush_tlb_kernel_range_deferrable(r, r + 4096);
 	EXPECT_EQ(rangeFlushes(kIsolated), before + 1) << "the deferrable flush skips it";
 	EXPECT_EQ(ct_state_cpu(kIsolated), CT_STATE_USER);
@@ -114,6 +117,77 @@ TEST_F(TlbDeferrableV8, TheCatchUpFlushesOnEveryCpu)
 		std::this_thread::yield();
 	stopUserLoops({kHousekeeping});
 	EXPECT_GE(pokelab::ctEntryTlbFlushes(kHousekeeping), hk + 5);
+}
+
+/*
+ * The flusher's side of the gate (v7 30/31) has no barrier: vunmap's
+ * ptep_get_and_clear() is an XCHG on x86-64, and no load passes it. CPU 0
+ * the only housekeeping CPU, CPU 1 in user mode: the gate's first read of
+ * kernel_cr3_loaded follows the clear with nothing locked between (the
+ * local CPU's flush runs after the others' conds). The XCHG must satisfy
+ * R8; a clear by plain store (pte_clear(), pokelab.busted=pte-clear-plain)
+ * must not, with no smp_mb() in the flush to hide it.
+ */
+class TlbVunmapClear : public pokelab::test::Booted
+{
+protected:
+	unsigned int cpus() const override { return 2; }
+	std::string extraParams() const override
+	{
+		return "nohz_full=1 pokelab.ct_defer=v7-tlbi" + busted();
+	}
+	virtual std::string busted() const { return ""; }
+
+	/* Clear the range's PTEs on CPU 0 and flush it, CPU 1 in user mode; R8 reports. */
+	unsigned long clearAndFlush()
+	{
+		unsigned long r = (unsigned long)range, n = 0;
+		unsigned long before = kshim::tlbRangeFlushRuns(1);
+
+		stop_ = false;
+		kshim::cpuRun(1, [this] {
+			pokelab::UserLoopConfig cfg;
+
+			cfg.stop = &stop_;
+			cfg.syscallPeriodNs = 60000000000ull;
+			pokelab::ctUserLoop(cfg);
+		});
+		while (ct_state_cpu(1) != CT_STATE_USER)
+			std::this_thread::yield();
+		kshim::tlbKernelRangeCleared(r, r + 4096);
+		flush_tlb_kernel_range_deferrable(r, r + 4096);
+		EXPECT_EQ(kshim::tlbRangeFlushRuns(1), before) << "the gate skips CPU 1 in user mode";
+		stop_ = true;
+		kshim::cpuWait(1);
+		kshim::xmcQuiesce();
+		for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
+			if (v.rule != kshim::XmcRule::MissingFence)
+				continue;
+			n++;
+			EXPECT_EQ(v.cpu, 0);
+			EXPECT_EQ(v.pair, kshim::FENCE_PAIR_PT_CHANGE);
+		}
+		return n;
+	}
+
+	std::atomic<bool> stop_{false};
+};
+
+class TlbVunmapClearPlain : public TlbVunmapClear
+{
+protected:
+	std::string busted() const override { return " pokelab.busted=pte-clear-plain"; }
+	bool xmcViolationsExpected() const override { return true; }
+};
+
+TEST_F(TlbVunmapClear, TheXchgOrdersTheClearBeforeTheGate)
+{
+	EXPECT_EQ(clearAndFlush(), 0u);
+}
+
+TEST_F(TlbVunmapClearPlain, APlainStoreClearIsReportedAtTheGate)
+{
+	EXPECT_EQ(clearAndFlush(), 1u);
 }
 
 } /* namespace */

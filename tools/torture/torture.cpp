@@ -138,7 +138,7 @@ void remapRange(u64 d)
 	unsigned long r = (unsigned long)kernelRanges[(d >> 8) % kNrRanges];
 	std::lock_guard<std::mutex> lk(remapLock);
 
-	kshim::tlbKernelRangeChanged(r, r + 4096);
+	kshim::tlbKernelRangeCleared(r, r + 4096);
 	flush_tlb_kernel_range_deferrable(r, r + 4096);
 }
 
