@@ -212,7 +212,7 @@ extern "C" noinstr void switch_to_kernel_cr3_late(void)
 	}
 	entry_kernel_tlb_flush();
 	entry_cr3_window();
-	this_cpu_write(kernel_cr3_loaded, 1);
+	note_kernel_cr3_loaded(1);
 }
 
 /* What the asm entry stub does (pokelab_entry_cr3_mode); numbers, for the asm */
@@ -282,6 +282,7 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "movslq %fs:_ZN5kshim6tlsCpuE@tpoff, %rcx\n\t"
     "shlq $6, %rcx\n\t"
     "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
+    /* series v6 26/29: movl, 4 bytes into the bool, as posted */
     "movl $1, (%rdx,%rcx)\n\t"			/* kernel_cr3_loaded = 1 */
     /* userspace: the store's mark for the checker's store→load rule (cpuFenceStore()) */
     "movq %fs:cpu_fence_events@tpoff, %rax\n\t"
@@ -312,7 +313,7 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "movslq %fs:_ZN5kshim6tlsCpuE@tpoff, %rcx\n\t"
     "shlq $6, %rcx\n\t"
     "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
-    "movl $0, (%rdx,%rcx)\n"			/* kernel_cr3_loaded = 0 */
+    "movl $0, (%rdx,%rcx)\n"			/* kernel_cr3_loaded = 0 (series v6 26/29: movl) */
     "4:\n\t"
     /* pti=on: SWITCH_TO_USER_CR3's MOV to CR3, last */
     "cmpl $0, pokelab_entry_pti(%rip)\n\t"

@@ -82,7 +82,7 @@ enum {
 /* kernel_cr3_loaded = 1; smp_mb(): as the entry stub's, pairing with vunmap's PTE clear (XCHG) */
 noinstr void paranoid_note_kernel_cr3(void)
 {
-	this_cpu_write(kernel_cr3_loaded, 1);
+	note_kernel_cr3_loaded(1);
 	kshim::cpuFenceStore(kshim::FENCE_PAIR_CR3_LOADED);	/* userspace: the checker's mark */
 	if (!BUSTED(NO_MB_NMI))	/* userspace: BUSTED, the smp_mb() deleted */
 		smp_mb();
@@ -140,7 +140,7 @@ noinstr unsigned int paranoid_entry_cr3(void)
 noinstr void paranoid_exit_cr3(unsigned int saved)
 {
 	if (saved & PARANOID_SET_FLAG)
-		this_cpu_write(kernel_cr3_loaded, 0);
+		note_kernel_cr3_loaded(0);	/* NOTE_SWITCH_TO_USER_CR3 */
 	if (saved & PARANOID_USER_CR3)
 		entry_switch_to_user_cr3();
 }

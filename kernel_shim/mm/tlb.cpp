@@ -27,7 +27,14 @@
 #include <linux/smp.h>
 #include <linux/threads.h>
 
-DEFINE_PER_CPU(int, kernel_cr3_loaded);
+/*
+ * series v6 26/29: a bool, as posted (arch/x86/entry/syscall_64.c, = true),
+ * though every store the series makes to it is a movl: 4 bytes at a
+ * 1-byte variable (note_kernel_cr3_loaded(), docs/context_tracking.md).
+ * userspace: pokelab's per-CPU slots are a cache line each, so the 3 bytes
+ * past the bool are the slot's padding; the kernel's are its neighbours'.
+ */
+DEFINE_PER_CPU(bool, kernel_cr3_loaded);
 
 namespace {
 

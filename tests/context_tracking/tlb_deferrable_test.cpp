@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include <asm/tlbflush.h>
@@ -188,6 +189,44 @@ TEST_F(TlbVunmapClear, TheXchgOrdersTheClearBeforeTheGate)
 TEST_F(TlbVunmapClearPlain, APlainStoreClearIsReportedAtTheGate)
 {
 	EXPECT_EQ(clearAndFlush(), 1u);
+}
+
+/*
+ * v6 26/29 declares kernel_cr3_loaded a bool and stores it with movl, as
+ * the port now does: each entry and exit writes 4 bytes at the flag, the
+ * 3 past it with zeroes. In pokelab they are the slot's padding; in the
+ * kernel whatever per-CPU data the linker put there
+ * (docs/context_tracking.md, "kernel_cr3_loaded's width").
+ */
+class KernelCr3LoadedWidth : public pokelab::test::Booted
+{
+protected:
+	unsigned int cpus() const override { return 2; }
+	std::string extraParams() const override { return "nohz_full=1 pokelab.ct_defer=v7-tlbi"; }
+};
+
+TEST_F(KernelCr3LoadedWidth, IsABoolStoredWithMovlAsPosted)
+{
+	static u8 afterExit[4], afterEntry[4];
+
+	EXPECT_EQ(sizeof(*per_cpu_ptr(&kernel_cr3_loaded, 1)), 1u) << "v6 26/29: bool";
+	kshim::cpuRun(1, [] {
+		u8 *flag = (u8 *)per_cpu_ptr(&kernel_cr3_loaded, 1);
+
+		memset(flag + 1, 0xa5, 3);
+		pokelab::ctReturnToUser();		/* NOTE_SWITCH_TO_USER_CR3: movl $0 */
+		memcpy(afterExit, flag, 4);
+		memset(flag + 1, 0xa5, 3);
+		pokelab::ctEnterKernelForGood();	/* COALESCE_TLBI: movl $1 */
+		memcpy(afterEntry, flag, 4);
+	});
+	kshim::cpuWait(1);
+	EXPECT_EQ(afterExit[0], 0);
+	EXPECT_EQ(afterEntry[0], 1);
+	for (int i = 1; i < 4; i++) {
+		EXPECT_EQ(afterExit[i], 0) << "byte " << i << " past the flag, after the exit";
+		EXPECT_EQ(afterEntry[i], 0) << "byte " << i << " past the flag, after the entry";
+	}
 }
 
 } /* namespace */

@@ -287,7 +287,7 @@ static int deferralRun(const std::string &policy, const char *what)
 	    "waiting in its context-tracking state: {}; kernel_cr3_loaded {}\n", iso,
 	    kshim::nOf(ipisOf(iso) - ipi0, "IPI"),
 	    work ? kshim::traceCtWorkName(work) : std::string("none"),
-	    *per_cpu_ptr(&kernel_cr3_loaded, iso));
+	    (int)*per_cpu_ptr(&kernel_cr3_loaded, iso));
 	isoState.store(2);
 	while (isoState.load() != 3)
 		std::this_thread::yield();

@@ -49,7 +49,22 @@
 #include <linux/types.h>
 
 /* v7 28-31: this CPU runs with the kernel CR3 (set at entry before the flush, cleared at exit). */
-DECLARE_PER_CPU(int, kernel_cr3_loaded);
+DECLARE_PER_CPU(bool, kernel_cr3_loaded);	/* series v6 26/29: bool, stored with movl */
+
+/*
+ * series v6 26/29: the store of COALESCE_TLBI (1) and NOTE_SWITCH_TO_USER_CR3
+ * (0), movl to the bool, as posted: 4 bytes, the 3 past the flag written
+ * with zeroes. userspace: the macros' store as C, for the paranoid entry's
+ * C model (context_tracking/nmi.cpp); the entry stub's asm has its own.
+ * Calling CPU; noinstr-safe, async-signal-safe (one instruction).
+ */
+static __always_inline void note_kernel_cr3_loaded(int v)
+{
+	asm volatile("movl %1, %0"
+		     : "=m"(*(u32 *)this_cpu_ptr(&kernel_cr3_loaded))
+		     : "ir"(v)
+		     : "memory");
+}
 
 struct flush_tlb_info {
 	unsigned long start;
