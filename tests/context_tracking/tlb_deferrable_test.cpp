@@ -4,7 +4,8 @@
  * flush_tlb_kernel_range_deferrable() (v7 30/31), skip a nohz_full CPU in
  * user mode; plain flush_tlb_kernel_range() still IPIs it. The entry's
  * kernel TLB flush (v7 29/31's COALESCE_TLBI) runs only on CPUs in
- * tick_nohz_full_mask; v8's catch-up runs on every CPU.
+ * tick_nohz_full_mask; v8's catch-up (pokelab's reconstruction of an RFC,
+ * not posted code) runs on every CPU.
  */
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>

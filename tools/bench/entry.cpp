@@ -4,7 +4,8 @@
  * body, under each deferral policy, as ratios to off: what the entry
  * sequence of each revision costs (v7: the state RMW and its work check;
  * v7-tlbi: plus the kernel_cr3_loaded store, an smp_mb() and the kernel
- * TLB flush; v8: plus the serialisation that stands in for the CR3 write).
+ * TLB flush; v8, pokelab's reconstruction of an RFC, not posted code: plus
+ * the serialisation that stands in for the CR3 write).
  * Each iteration boots one machine per policy (nr_cpus=2 nohz_full=1) and
  * times --rounds calls on CPU 1; the policies alternate, so that drift hits
  * them alike. The TLB flush is the model's bookkeeping (a few loads and
@@ -136,7 +137,8 @@ int benchEntry(const BenchOptions &o)
 }
 
 BenchRegistrar entryBench({"entry", "an isolated CPU's system call under off, v7, v7-tlbi and "
-			   "v8 (the deferral series' entry sequences), as ratios to off",
+			   "v8 (the deferral series' entry sequences; v8: pokelab's reconstruction "
+			   "of an RFC, not posted code), as ratios to off",
 			   benchEntry});
 
 } /* namespace */
