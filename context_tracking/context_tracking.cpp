@@ -202,7 +202,7 @@ static noinstr void ct_kernel_enter_state(int offset)
 	/* series v7 24/31: run the work deferred while this CPU was away */
 	if (!BUSTED(SKIP_ENTRY_FLUSH))	/* userspace: BUSTED, the flush deleted */
 		ct_work_flush(seq);	/* series v7 24/31 */
-	/* userspace: pokelab-catchup (v8 RFC) serialises on every entry from an EQS */
+	/* userspace: pokelab-catchup (pokelab's own) serialises on every entry from an EQS */
 	if (ct_defer_policy == CT_DEFER_CATCHUP && ct_this()->active) {
 		arch_context_tracking_work(CT_WORK_SYNC);
 		this_cpu_inc(ct_work_flushed);
@@ -497,8 +497,8 @@ void ct_user_exit(enum ctx_state state)
 
 /*
  * Port of ct_set_cpu_work(), kernel/context_tracking.c, deferral series v7
- * 24/31 by default; v5's form under pokelab.ct_defer=v5, v8 RFC 09/10's
- * under v8.
+ * 24/31 by default; v5's form under pokelab.ct_defer=v5; under v8, a
+ * reconstruction (v8: pokelab's reconstruction of an RFC, not posted code).
  */
 bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 {
@@ -514,14 +514,16 @@ bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 		return false;
 
 	/*
-	 * userspace: pokelab-catchup (v8 RFC) keeps no work bits: every entry from an
+	 * userspace: pokelab-catchup (pokelab's own) keeps no work bits: every entry from an
 	 * EQS serialises, so a CPU seen outside the kernel needs no IPI.
 	 */
 	if (ct_defer_policy == CT_DEFER_CATCHUP)
 		return !(atomic_read(&ct->state) & CT_RCU_WATCHING);
 
 	/*
-	 * v8 RFC 09/10: no work bits. A CPU running with the user CR3 takes
+	 * userspace: v8: pokelab's reconstruction of an RFC, not posted code,
+	 * after v8 09/10's description (its diff was not read): no work bits.
+	 * The smp_mb() is pokelab's. A CPU running with the user CR3 takes
 	 * the kPTI CR3 write, which serialises, before any mutable kernel text:
 	 *
 	 *	patcher				CPU (entry)
@@ -679,7 +681,8 @@ bool ctDeferredSyncPending(int cpu)
 	if (ct_defer_policy == CT_DEFER_CATCHUP)
 		return ct->active;
 	/*
-	 * v8: a CPU in user mode serialises in its entry's CR3 switch before
+	 * v8 (pokelab's reconstruction of an RFC, not posted code): a CPU in
+	 * user mode serialises in its entry's CR3 switch before
 	 * anything else; that holds from before kernel_cr3_loaded goes 0 at
 	 * exit to after the serialisation at entry (in_user_mode brackets
 	 * both), so a CPU the model sees in user mode is exempt even while
@@ -712,7 +715,9 @@ int contextTrackingInit(std::string &err)
 		*per_cpu_ptr(&ct_work_flush_ns, cpu) = 0;
 		*per_cpu_ptr(&ct_work_flush_max_ns, cpu) = 0;
 	}
-	if (!cpumask_empty(nohz) || policyGiven)
+	if (ct_defer_policy == CT_DEFER_V8)
+		kshim::setMachineAttr("ct_defer", "v8 (" CT_DEFER_V8_LABEL ")");
+	else if (!cpumask_empty(nohz) || policyGiven)
 		kshim::setMachineAttr("ct_defer", ct_defer_policy_name(ct_defer_policy));
 	kshim::xmcSetSyncPending(ctDeferredSyncPending);
 	/* v7 28-31 (CONFIG_COALESCE_TLBI): kernel TLB flushes skip CPUs in user mode */

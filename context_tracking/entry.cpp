@@ -114,8 +114,9 @@ extern "C" noinstr void entry_cr3_window(void)
 }
 
 /*
- * v8 (RFC 09/10): the MOV to CR3 serialises (SDM Vol. 2 4.3) and is the
- * deferred text sync; userspace: sync_core()'s flavour (SERIALIZE or
+ * v8 (v8: pokelab's reconstruction of an RFC, not posted code; after v8
+ * 09/10's description): the MOV to CR3 serialises (SDM Vol. 2 4.3) and is
+ * the deferred text sync; userspace: sync_core()'s flavour (SERIALIZE or
  * IRET-to-self, never CPUID) stands in for it and is what the model
  * records as this CPU's serialisation.
  */
@@ -132,7 +133,7 @@ extern "C" noinstr void entry_cr3_write(void)
  */
 DEFINE_PER_CPU(int, pokelab_user_cr3);
 
-/* SWITCH_TO_KERNEL_CR3's MOV to CR3 (pti=on; under v8 the one after the smp_mb()) */
+/* SWITCH_TO_KERNEL_CR3's MOV to CR3 (pti=on; v8, reconstructed: the one after the smp_mb()) */
 extern "C" noinstr void entry_switch_to_kernel_cr3(void)
 {
 	this_cpu_write(pokelab_user_cr3, 0);
@@ -185,7 +186,8 @@ DEFINE_PER_CPU(unsigned long, entry_tlb_flushes);
  * The kernel TLB flush right after the switch (v7 29/31's COALESCE_TLBI,
  * v8). v7 flushes only on CPUs in tick_nohz_full_mask: a housekeeping CPU
  * gets every flush_tlb_kernel_range_deferrable() IPI, so it has nothing
- * outstanding. v8's catch-up runs on every CPU (kernel-map.md §4.6).
+ * outstanding. Under v8 (pokelab's reconstruction of an RFC, not posted
+ * code) the flush runs on every CPU: v8's gate, if any, was not read.
  */
 extern "C" noinstr void entry_kernel_tlb_flush(void)
 {
@@ -213,13 +215,13 @@ extern "C" noinstr void switch_to_kernel_cr3_late(void)
 	}
 	entry_kernel_tlb_flush();
 	entry_cr3_window();
-	this_cpu_write(kernel_cr3_loaded, 1);
+	note_kernel_cr3_loaded(1);
 }
 
 /* What the asm entry stub does (pokelab_entry_cr3_mode); numbers, for the asm */
 #define ENTRY_CR3_NONE 0	/* no CONFIG_COALESCE_TLBI: nothing */
 #define ENTRY_CR3_TLBI 1	/* v7-tlbi: store, smp_mb(), flush */
-#define ENTRY_CR3_V8 2		/* v8: store, smp_mb(), the CR3 write, flush */
+#define ENTRY_CR3_V8 2		/* v8, reconstructed: store, smp_mb(), the CR3 write, flush */
 #define ENTRY_CR3_LATE 3	/* pokelab.busted=cr3-loaded-late: switch_to_kernel_cr3_late() */
 #define __entry_stringify(x) #x
 #define entry_stringify(x) __entry_stringify(x)
@@ -254,6 +256,12 @@ static_assert(sizeof(kshim::PerCpu<int>::Slot) == 64, "the stub indexes per-CPU 
  * on) the stub starts with the switch itself, a MOV to CR3, serialising
  * (SDM Vol. 2 4.3); under v8 that write is the one after the smp_mb(). The
  * exit stub ends with the switch to the user CR3.
+ * The v8 path is pokelab's reconstruction of an RFC, not posted code: v8
+ * 08/10's message stores the flag right before SWITCH_TO_KERNEL_CR3 and
+ * maps it into the user page tables for that; the smp_mb() (redundant
+ * before a MOV to CR3, and not buildable as a locked add on %rsp where
+ * %rsp is the macro's scratch register) and the flush after it are
+ * pokelab's.
  * As posted (v6 27/29, v7 29/31) the stub flushed first and stored after:
  * a flusher that reads 0 in between skips a CPU already past its flush
  * (pokelab.busted=cr3-loaded-late, switch_to_kernel_cr3_late() above). The smp_mb() is the kernel's x86 one,
@@ -270,7 +278,7 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "cmpl $" entry_stringify(ENTRY_CR3_LATE) ", pokelab_entry_cr3_mode(%rip)\n\t"
     "je switch_to_kernel_cr3_late\n\t"
     "subq $8, %rsp\n\t"				/* the calls below want %rsp 16-aligned */
-    /* pti=on, but for v8's own place below: SWITCH_TO_KERNEL_CR3's MOV to CR3 first */
+    /* pti=on, but for v8's (reconstructed) place below: SWITCH_TO_KERNEL_CR3's MOV to CR3 */
     "cmpl $0, pokelab_entry_pti(%rip)\n\t"
     "je 3f\n\t"
     "cmpl $" entry_stringify(ENTRY_CR3_V8) ", pokelab_entry_cr3_mode(%rip)\n\t"
@@ -283,6 +291,7 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "movslq %fs:_ZN5kshim6tlsCpuE@tpoff, %rcx\n\t"
     "shlq $6, %rcx\n\t"
     "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
+    /* series v6 26/29: movl, 4 bytes into the bool, as posted */
     "movl $1, (%rdx,%rcx)\n\t"			/* kernel_cr3_loaded = 1 */
     /* userspace: the store's mark for the checker's store→load rule (cpuFenceStore()) */
     "movq %fs:cpu_fence_events@tpoff, %rax\n\t"
@@ -291,13 +300,13 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     /* userspace: BUSTED, the smp_mb() below deleted */
     "cmpl $0, pokelab_busted_no_mb_entry(%rip)\n\t"
     "jne 2f\n\t"
-    /* smp_mb(): pairs with flush_tlb_kernel_range()'s and (v8) ct_set_cpu_work()'s */
+    /* smp_mb(): pairs with vunmap's PTE clear (an XCHG) and (v8) ct_set_cpu_work()'s smp_mb() */
     ASM_SMP_MB
     "2:\n\t"
     "call entry_cr3_window\n\t"
     "cmpl $" entry_stringify(ENTRY_CR3_V8) ", pokelab_entry_cr3_mode(%rip)\n\t"
     "jne 1f\n\t"
-    "call entry_switch_to_kernel_cr3\n"	/* v8: the CR3 write's serialisation */
+    "call entry_switch_to_kernel_cr3\n"	/* v8 (reconstructed): the CR3 write */
     "1:\n\t"
     "addq $8, %rsp\n\t"
     "jmp entry_kernel_tlb_flush\n"		/* the kernel TLB flush */
@@ -313,7 +322,7 @@ asm(".pushsection noinstr_text, \"ax\", @progbits\n"
     "movslq %fs:_ZN5kshim6tlsCpuE@tpoff, %rcx\n\t"
     "shlq $6, %rcx\n\t"
     "leaq kernel_cr3_loaded(%rip), %rdx\n\t"
-    "movl $0, (%rdx,%rcx)\n"			/* kernel_cr3_loaded = 0 */
+    "movl $0, (%rdx,%rcx)\n"			/* kernel_cr3_loaded = 0 (series v6 26/29: movl) */
     "4:\n\t"
     /* pti=on: SWITCH_TO_USER_CR3's MOV to CR3, last */
     "cmpl $0, pokelab_entry_pti(%rip)\n\t"

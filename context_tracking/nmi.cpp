@@ -14,12 +14,18 @@
  *	switch to the kernel CR3	v7 as posted: nothing (nmi-paranoid-posted)
  *	kernel_cr3_loaded = 1		fixed (pokelab's, not posted): on a nohz_full
  *	smp_mb()			CPU with kernel_cr3_loaded 0, set it and
- *	COALESCE_TLBI flush		smp_mb(), noting it; v8: the kernel CR3
+ *	COALESCE_TLBI flush		smp_mb(), noting it; v8 (reconstructed): CR3
  *					written again (serialising); the flush, always
  *	... handler ...			... handler ...
  *	kernel_cr3_loaded = 0 (if it	the flag put back if the NMI set it
- *	  was 0: v8 stores it first)
+ *	  was 0: v8, reconstructed, stores it first)
  *	switch to the user CR3
+ *
+ * The user-CR3 column is v7-tlbi's corrected order in both variants (as
+ * posted, SAVE_AND_SWITCH_TO_KERNEL_CR3's COALESCE_TLBI flushes, then
+ * stores, with no barrier: pokelab.busted=cr3-loaded-late's window), so
+ * that nmi-paranoid-posted differs from the fix only in the kernel-CR3
+ * column, the branch the finding is about.
  *
  * The posted stubs leave two windows (kernel-map.md §4.6): the entry's,
  * after its switch and before its store, and the exit's, after its store
@@ -80,12 +86,13 @@ enum {
 	PARANOID_SET_FLAG = 2,	/* it set kernel_cr3_loaded, to be put back to 0 */
 };
 
-/* kernel_cr3_loaded = 1; smp_mb(): as the entry stub's, pairing with flush_tlb_kernel_range()'s */
+/* kernel_cr3_loaded = 1; smp_mb(): as the entry stub's, pairing with vunmap's PTE clear (XCHG) */
 noinstr void paranoid_note_kernel_cr3(void)
 {
-	this_cpu_write(kernel_cr3_loaded, 1);
+	note_kernel_cr3_loaded(1);
 	kshim::cpuFenceStore(kshim::FENCE_PAIR_CR3_LOADED);	/* userspace: the checker's mark */
-	smp_mb();
+	if (!BUSTED(NO_MB_NMI))	/* userspace: BUSTED, the smp_mb() deleted */
+		smp_mb();
 }
 
 /* SAVE_AND_SWITCH_TO_KERNEL_CR3, with CONFIG_COALESCE_TLBI's flush and signal */
@@ -101,9 +108,11 @@ noinstr unsigned int paranoid_entry_cr3(void)
 		if (!coalesce)
 			return PARANOID_USER_CR3;
 		/*
-		 * v8 stores the flag before its CR3 write: an NMI between the
-		 * two finds the user CR3 and the flag at 1, and must leave it
-		 * at 1 (posted: NOTE_SWITCH_TO_USER_CR3 clears it regardless).
+		 * v8 (pokelab's reconstruction of an RFC, not posted code)
+		 * stores the flag before its CR3 write: an NMI between the two
+		 * finds the user CR3 and the flag at 1, and must leave it at 1.
+		 * Under v7's order the flag is always 0 here. Whether v8's own
+		 * RESTORE_CR3 keeps it is not known (its hunks were not read).
 		 */
 		unsigned int saved = PARANOID_USER_CR3;
 
@@ -125,7 +134,7 @@ noinstr unsigned int paranoid_entry_cr3(void)
 		saved = PARANOID_SET_FLAG;
 	}
 	/*
-	 * v8: a text writer that read the flag at 0 skipped this CPU's sync,
+	 * v8 (reconstructed): a text writer that read the flag at 0 skipped this CPU's sync,
 	 * counting on the entry's CR3 write, which may not have come yet (or
 	 * came before the write, in the exit's window): write CR3 again, the
 	 * kernel's, which serialises.
@@ -140,7 +149,7 @@ noinstr unsigned int paranoid_entry_cr3(void)
 noinstr void paranoid_exit_cr3(unsigned int saved)
 {
 	if (saved & PARANOID_SET_FLAG)
-		this_cpu_write(kernel_cr3_loaded, 0);
+		note_kernel_cr3_loaded(0);	/* NOTE_SWITCH_TO_USER_CR3 */
 	if (saved & PARANOID_USER_CR3)
 		entry_switch_to_user_cr3();
 }

@@ -47,8 +47,9 @@ const BustedVariant variants[] = {
 	{POKELAB_BUSTED_NO_MB_ENTRY, "no-mb-entry",
 	 "the entry stub without its smp_mb() between kernel_cr3_loaded = 1 and the TLB flush",
 	 ISO4 "v7-tlbi"},
-	{POKELAB_BUSTED_NO_MB_TLB, "no-mb-tlb",
-	 "flush_tlb_kernel_range() without its smp_mb() before reading kernel_cr3_loaded",
+	{POKELAB_BUSTED_PTE_CLEAR_PLAIN, "pte-clear-plain",
+	 "vunmap clears a PTE with pte_clear()'s plain store, not ptep_get_and_clear()'s XCHG, "
+	 "before the flush gate reads kernel_cr3_loaded",
 	 "--cpus 4 --nohz-full 1-3 --ct-defer v7-tlbi"},
 	{POKELAB_BUSTED_REFS_NO_WAIT, "refs-no-wait",
 	 "the INT3 refs drain drops the batch's refs without waiting for the handlers", nullptr},
@@ -75,6 +76,9 @@ const BustedVariant variants[] = {
 	{POKELAB_BUSTED_RET0_EMULATE_NOP, "ret0-emulate-nop",
 	 "__static_call_transform() asks the INT3 handler to emulate a RET0 site as a NOP5, "
 	 "not as the call of __static_call_return0 (rax left as it was)", nullptr},
+	{POKELAB_BUSTED_NO_MB_NMI, "no-mb-nmi",
+	 "the fixed NMI paranoid entry without its smp_mb() between kernel_cr3_loaded = 1 "
+	 "and its TLB flush", ISO4 "v7-tlbi"},
 };
 
 enum pokelab_busted param;

@@ -306,7 +306,7 @@ void execmem_free(void *ptr)
 	kshim::xmcTextPublish(ptr, n * kPage);	/* userspace: the model forgets the range */
 	for (unsigned int i = 0; i < n; i++)
 		unmapPage(a + i * kPage);
-	kshim::tlbKernelRangeChanged(a, end);	/* MODEL */
+	kshim::tlbKernelRangeCleared(a, end);	/* MODEL: vunmap clears the PTEs */
 	/* vm_reset_perms(): one flush for it and every lazily freed area */
 	kshim::vmUnmapAliases(a, end, true);
 }

@@ -27,7 +27,14 @@
 #include <linux/smp.h>
 #include <linux/threads.h>
 
-DEFINE_PER_CPU(int, kernel_cr3_loaded);
+/*
+ * series v6 26/29: a bool, as posted (arch/x86/entry/syscall_64.c, = true),
+ * though every store the series makes to it is a movl: 4 bytes at a
+ * 1-byte variable (note_kernel_cr3_loaded(), docs/context_tracking.md).
+ * userspace: pokelab's per-CPU slots are a cache line each, so the 3 bytes
+ * past the bool are the slot's padding; the kernel's are its neighbours'.
+ */
+DEFINE_PER_CPU(bool, kernel_cr3_loaded);
 
 namespace {
 
@@ -78,8 +85,9 @@ bool flush_tlb_kernel_cond(int cpu, void *info)
 	(void)info;
 	/*
 	 * Pairs with the smp_mb() between the entering CPU's store of
-	 * kernel_cr3_loaded and its flush (switch_to_kernel_cr3()): the
-	 * caller's smp_mb() orders its page-table change before this load.
+	 * kernel_cr3_loaded and its flush (the entry stub): what orders the
+	 * caller's page-table change before this load is the change itself,
+	 * vunmap's ptep_get_and_clear(), a locked XCHG on x86-64.
 	 */
 	if (housekeeping_cpu(cpu, HK_TYPE_KERNEL_NOISE))
 		return true;
@@ -143,14 +151,11 @@ static void __flush_tlb_kernel_range(smp_cond_func_t cond, unsigned long start, 
 				     ? do_flush_tlb_all
 				     : do_kernel_range_flush;
 
-	if (cond) {
-		/* the page-table change before the reads of kernel_cr3_loaded */
-		if (!BUSTED(NO_MB_TLB))	/* userspace: BUSTED, the smp_mb() deleted */
-			smp_mb();
+	/* no barrier: the caller's PTE clear (an XCHG) orders it before the cond's reads */
+	if (cond)
 		on_each_cpu_cond(cond, fn, &info, 1);
-	} else {
+	else
 		on_each_cpu(fn, &info, 1);
-	}
 	flushReturned(start, end, info.gen);	/* userspace: the model */
 }
 
@@ -197,9 +202,9 @@ noinstr bool tlbCoalesce() noexcept
 	return coalesce;
 }
 
-void tlbKernelRangeChanged(unsigned long start, unsigned long end)
+/* The model's record of a change of [@start, @end); returns its generation. Under changeLock. */
+static u64 recordChange(unsigned long start, unsigned long end)
 {
-	std::lock_guard<std::mutex> lk(changeLock);
 	u64 g = ptGen.load(std::memory_order_relaxed) + 1;
 	Change &c = changes[g % kChanges];
 
@@ -214,13 +219,40 @@ void tlbKernelRangeChanged(unsigned long start, unsigned long end)
 	}
 	c.returned.store(false, std::memory_order_relaxed);
 	c.gen.store(g, std::memory_order_release);
+	return g;
+}
+
+void tlbKernelRangeChanged(unsigned long start, unsigned long end)
+{
+	std::lock_guard<std::mutex> lk(changeLock);
+	u64 g = recordChange(start, end);
+
 	/*
-	 * The page-table update itself, a plain store as set_pte() is: the
-	 * ordering its flush needs is the flusher's own smp_mb(), which the
-	 * checker holds it to (the store→load rule).
+	 * The page-table update itself, a plain store as set_pte() is (CPA's
+	 * protection changes): its flush is flush_tlb_all(), never gated.
 	 */
 	ptGen.store(g, std::memory_order_release);
 	kshim::cpuFenceStore(kshim::FENCE_PAIR_PT_CHANGE);
+}
+
+void tlbKernelRangeCleared(unsigned long start, unsigned long end)
+{
+	std::lock_guard<std::mutex> lk(changeLock);
+	u64 g = recordChange(start, end);
+
+	if (BUSTED(PTE_CLEAR_PLAIN)) {	/* userspace: BUSTED, pte_clear()'s plain store */
+		ptGen.store(g, std::memory_order_release);
+		kshim::cpuFenceStore(kshim::FENCE_PAIR_PT_CHANGE);
+		return;
+	}
+	/*
+	 * vunmap_pte_range()'s ptep_get_and_clear(): on x86-64 SMP an XCHG,
+	 * locked by definition, so a full fence; the host's exchange is one
+	 * too, and the checker counts it as the kernel's.
+	 */
+	ptGen.exchange(g, std::memory_order_seq_cst);
+	kshim::cpuFenceStore(kshim::FENCE_PAIR_PT_CHANGE);
+	kshim::cpuFenceEvent();
 }
 
 noinstr void tlbFlushLocal() noexcept

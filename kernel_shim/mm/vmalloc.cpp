@@ -142,7 +142,7 @@ void vfree(const void *addr)
 		lazyPages += n;
 		over = lazyPages > kLazyMaxPages;
 	}
-	kshim::tlbKernelRangeChanged(a, a + n * kPage);	/* MODEL: the PTEs are cleared */
+	kshim::tlbKernelRangeCleared(a, a + n * kPage);	/* MODEL: vunmap clears the PTEs */
 	/* free_vmap_area_noflush(): after this point, the area may be freed at any time */
 	if (unlikely(over))
 		schedule_work(&drain_vmap_work);

@@ -11,10 +11,15 @@
  * which may or may not have let the load pass in this run, plays no part.
  * The pairs:
  *
- *	entering CPU (entry stub)		flusher (flush_tlb_kernel_range())
- *	kernel_cr3_loaded = 1	[CR3_LOADED]	page tables change	[PT_CHANGE]
- *	smp_mb()				smp_mb()
+ *	entering CPU (entry stub, NMI)		flusher (flush_tlb_kernel_range_deferrable())
+ *	kernel_cr3_loaded = 1	[CR3_LOADED]	vunmap: PTE cleared	[PT_CHANGE]
+ *	smp_mb()				(the clear is an XCHG: its own fence)
  *	flush: read the page tables		read kernel_cr3_loaded[n]
+ *
+ * x86 needs the entering side's smp_mb(): the flush, INVPCID where the
+ * CPU has it, is not a serialising instruction (the CR4 fallback is). The
+ * flusher's side is fenced by ptep_get_and_clear()'s locked XCHG; a clear
+ * by plain store (pte_clear()) would leave it unfenced.
  *
  *	patcher (v8)
  *	write text		[TEXT_WRITE]
@@ -39,7 +44,7 @@ const char *fencePairStore(int pair)
 {
 	switch (pair) {
 	case FENCE_PAIR_CR3_LOADED:
-		return "stored kernel_cr3_loaded = 1 (the entry stub)";
+		return "stored kernel_cr3_loaded = 1 (the entry stub or the NMI's paranoid entry)";
 	case FENCE_PAIR_PT_CHANGE:
 		return "changed a kernel range's page tables";
 	case FENCE_PAIR_TEXT_WRITE:

@@ -162,7 +162,8 @@ protected:
 };
 
 /*
- * v8 RFC: no work bits; only a CPU running with the user CR3
+ * v8 (pokelab's reconstruction of an RFC, not posted code): no work bits;
+ * only a CPU running with the user CR3
  * (kernel_cr3_loaded == 0: in user mode, through the entry model's exit)
  * is skipped. An idle CPU keeps the kernel CR3 and gets the IPI.
  */

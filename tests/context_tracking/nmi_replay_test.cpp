@@ -26,8 +26,11 @@
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/xmc.h>
 #include <kernel_shim/xmc_verdict.h>
+#include <linux/context_tracking.h>
 #include <linux/execmem.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/vmalloc.h>
 #include <pokelab/ct_entry.h>
 
 #include "booted.h"
@@ -98,7 +101,7 @@ protected:
 		while (!inWindow.load())
 			cpu_relax();
 		range = (unsigned long)page;
-		kshim::tlbKernelRangeChanged(range, range + 4096);
+		kshim::tlbKernelRangeCleared(range, range + 4096);
 		flush_tlb_kernel_range_deferrable(range, range + 4096);
 		flushed.store(true);
 		kshim::cpuWait(1);
@@ -135,6 +138,17 @@ protected:
 	bool xmcViolationsExpected() const override { return true; }
 };
 
+/* The fixed path without its smp_mb() (pokelab.busted=no-mb-nmi): R8 on the NMI's pair. */
+class NmiNoMb : public NmiReplay
+{
+protected:
+	std::string extraParams() const override
+	{
+		return "nohz_full=1 pokelab.ct_defer=v7-tlbi pokelab.busted=no-mb-nmi";
+	}
+	bool xmcViolationsExpected() const override { return true; }
+};
+
 TEST_F(NmiFixed, TheParanoidEntrySetsTheFlagAndFlushes)
 {
 	EXPECT_EQ(race(), 0u);
@@ -146,6 +160,176 @@ TEST_F(NmiPosted, TheNmiInTheExitWindowTouchesAStaleTranslation)
 {
 	EXPECT_EQ(race(), 1u);
 	EXPECT_EQ(flagInNmi.load(), 0);
+}
+
+/*
+ * INVPCID, the flush's instruction where the CPU has it, is not among the
+ * SDM's serialising instructions: between the NMI's store of
+ * kernel_cr3_loaded and its flush's page-table reads only the smp_mb()
+ * stands, and R8 must say so when it is gone.
+ */
+TEST_F(NmiNoMb, TheNmisStoreAndFlushNeedTheirFence)
+{
+	unsigned long n = 0;
+
+	race();
+	for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
+		if (v.rule != kshim::XmcRule::MissingFence)
+			continue;
+		n++;
+		EXPECT_EQ(v.cpu, 1);
+		EXPECT_EQ(v.pair, kshim::FENCE_PAIR_CR3_LOADED);
+	}
+	EXPECT_EQ(n, 1u);
+}
+
+/*
+ * The whole story, in the entry's window (docs/reports/nmi-paranoid-entry.md):
+ * a vmalloc()ed object's VA is freed, purged and handed out again while
+ * isolated CPU 1 sits in user mode, its translation of the old page still
+ * in its TLB; a new object is published at the same VA with
+ * rcu_assign_pointer(); CPU 1 enters, and an NMI taken after its switch to
+ * the kernel CR3 and before its store runs a handler on nmi_handle()'s
+ * list that follows the pointer:
+ *
+ *	CPU 0 (housekeeping)			CPU 1 (nohz_full)
+ *	p = vmalloc(); ...			reads p in a system call (TLB: p -> page A)
+ *						exit: flag = 0; user CR3; user mode
+ *	vfree(p): PTE cleared (XCHG), lazy
+ *	vm_unmap_aliases(): purge, flush;
+ *	  the gate reads CPU 1's flag: 0, skip
+ *	q = vmalloc() == p (page B)
+ *	q->v = 42; rcu_assign_pointer(gp, q)
+ *						SYSCALL: kernel CR3 (NOFLUSH)
+ *						<NMI> paranoid entry: kernel CR3
+ *						  handler: rcu_dereference(gp) = p:
+ *						  p -> page A, stale (posted)
+ *
+ * The posted paranoid entry does nothing on the kernel CR3: one stale TLB
+ * report. The fixed one sets the flag, fences and flushes: none.
+ */
+struct nmi_obj {
+	int v;
+};
+
+nmi_obj *gp;
+std::atomic<bool> storyGo, storyArmed, storyRan;
+std::atomic<int> storyValue;
+unsigned long storyVa;
+
+void nmiInEntryWindow(unsigned int cpu, bool exit)
+{
+	if (cpu != 1 || exit || !storyArmed.load())
+		return;
+	storyArmed.store(false);
+	kshim::nmiSelf();
+}
+
+int rcuReaderInNmi(unsigned int, struct pt_regs *)
+{
+	nmi_obj *o;
+
+	if (smp_processor_id() != 1)
+		return NMI_DONE;
+	o = rcu_dereference(gp);
+	if (!o)
+		return NMI_DONE;
+	kshim::tlbTouch((unsigned long)o);	/* the load through o's translation */
+	storyValue.store(o->v);
+	storyRan.store(true);
+	return NMI_HANDLED;
+}
+
+class NmiStory : public pokelab::test::Booted
+{
+protected:
+	unsigned int cpus() const override { return 2; }
+
+	void TearDown() override
+	{
+		pokelab::ptiWindowHook = nullptr;
+		unregister_nmi_handler(NMI_LOCAL, "nmi_story");
+		rcu_assign_pointer(gp, (nmi_obj *)nullptr);
+		pokelab::test::Booted::TearDown();
+	}
+
+	/* Returns the stale-TLB reports the story produced at the reused VA. */
+	unsigned long story()
+	{
+		nmi_obj *p, *q;
+		unsigned long before;
+
+		vm_unmap_aliases();	/* nothing lazy left by another test: p is the lowest free VA */
+		p = (nmi_obj *)vmalloc(4096);
+
+		EXPECT_NE(p, nullptr);
+		if (!p)
+			return 0;
+		storyVa = (unsigned long)p;
+		storyGo = storyArmed = storyRan = false;
+		storyValue = 0;
+		EXPECT_EQ(register_nmi_handler(NMI_LOCAL, rcuReaderInNmi, 0, "nmi_story"), 0);
+		pokelab::ptiWindowHook = nmiInEntryWindow;
+		before = pokelab::test::staleTlbReports();
+
+		kshim::cpuRun(1, [] {
+			kshim::tlbTouch(storyVa);	/* a system call used the old object */
+			pokelab::ctReturnToUser();
+			while (!storyGo.load())
+				cpu_relax();		/* user mode */
+			storyArmed.store(true);
+			pokelab::ctSyscall(nullptr, nullptr);
+			pokelab::ctEnterKernelForGood();
+		});
+		while (ct_state_cpu(1) != CT_STATE_USER)
+			cpu_relax();
+		vfree(p);
+		vm_unmap_aliases();
+		q = (nmi_obj *)vmalloc(4096);
+		EXPECT_EQ(q, p) << "the purged VA is handed out again";
+		q->v = 42;
+		rcu_assign_pointer(gp, q);
+		storyGo.store(true);
+		kshim::cpuWait(1);
+		pokelab::ptiWindowHook = nullptr;
+		EXPECT_TRUE(storyRan.load());
+		EXPECT_EQ(storyValue.load(), 42);
+
+		unsigned long after = pokelab::test::staleTlbReports(storyVa);
+
+		rcu_assign_pointer(gp, (nmi_obj *)nullptr);
+		vfree(q);
+		return after - before;
+	}
+};
+
+class NmiStoryFixed : public NmiStory
+{
+protected:
+	std::string extraParams() const override
+	{
+		return "nohz_full=1 pokelab.ct_defer=v7-tlbi";
+	}
+};
+
+class NmiStoryPosted : public NmiStory
+{
+protected:
+	std::string extraParams() const override
+	{
+		return "nohz_full=1 pokelab.ct_defer=v7-tlbi pokelab.busted=nmi-paranoid-posted";
+	}
+	bool xmcViolationsExpected() const override { return true; }
+};
+
+TEST_F(NmiStoryPosted, AnNmiReaderFollowsAnRcuPointerIntoAPurgedAndReusedVa)
+{
+	EXPECT_EQ(story(), 1u);
+}
+
+TEST_F(NmiStoryFixed, TheParanoidFlushCoversTheReusedVa)
+{
+	EXPECT_EQ(story(), 0u);
 }
 
 } /* namespace */

@@ -4,16 +4,21 @@
  * flush_tlb_kernel_range_deferrable() (v7 30/31), skip a nohz_full CPU in
  * user mode; plain flush_tlb_kernel_range() still IPIs it. The entry's
  * kernel TLB flush (v7 29/31's COALESCE_TLBI) runs only on CPUs in
- * tick_nohz_full_mask; v8's catch-up runs on every CPU.
+ * tick_nohz_full_mask; v8's catch-up (pokelab's reconstruction of an RFC,
+ * not posted code) runs on every CPU.
  */
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include <asm/tlbflush.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/cpu_events.h>
+#include <kernel_shim/xmc.h>
+#include <kernel_shim/xmc_verdict.h>
 #include <linux/context_tracking.h>
 #include <pokelab/ct_entry.h>
 
@@ -78,10 +83,10 @@ TEST_F(TlbDeferrable, OnlyTheDeferrableFlushSkipsAUserModeNohzFullCpu)
 	startUserLoop(kIsolated, 60000000000ull);
 	unsigned long before = rangeFlushes(kIsolated), hk = rangeFlushes(kHousekeeping);
 
-	kshim::tlbKernelRangeChanged(r, r + 4096);
+	kshim::tlbKernelRangeCleared(r, r + 4096);
 	flush_tlb_kernel_range(r, r + 4096);
 	EXPECT_EQ(rangeFlushes(kIsolated), before + 1) << "plain flush_tlb_kernel_range() is never gated";
-	kshim::tlbKernelRangeChanged(r, r + 4096);
+	kshim::tlbKernelRangeCleared(r, r + 4096);
 	flush_tlb_kernel_range_deferrable(r, r + 4096);
 	EXPECT_EQ(rangeFlushes(kIsolated), before + 1) << "the deferrable flush skips it";
 	EXPECT_EQ(ct_state_cpu(kIsolated), CT_STATE_USER);
@@ -114,6 +119,115 @@ TEST_F(TlbDeferrableV8, TheCatchUpFlushesOnEveryCpu)
 		std::this_thread::yield();
 	stopUserLoops({kHousekeeping});
 	EXPECT_GE(pokelab::ctEntryTlbFlushes(kHousekeeping), hk + 5);
+}
+
+/*
+ * The flusher's side of the gate (v7 30/31) has no barrier: vunmap's
+ * ptep_get_and_clear() is an XCHG on x86-64, and no load passes it. CPU 0
+ * the only housekeeping CPU, CPU 1 in user mode: the gate's first read of
+ * kernel_cr3_loaded follows the clear with nothing locked between (the
+ * local CPU's flush runs after the others' conds). The XCHG must satisfy
+ * R8; a clear by plain store (pte_clear(), pokelab.busted=pte-clear-plain)
+ * must not, with no smp_mb() in the flush to hide it.
+ */
+class TlbVunmapClear : public pokelab::test::Booted
+{
+protected:
+	unsigned int cpus() const override { return 2; }
+	std::string extraParams() const override
+	{
+		return "nohz_full=1 pokelab.ct_defer=v7-tlbi" + busted();
+	}
+	virtual std::string busted() const { return ""; }
+
+	/* Clear the range's PTEs on CPU 0 and flush it, CPU 1 in user mode; R8 reports. */
+	unsigned long clearAndFlush()
+	{
+		unsigned long r = (unsigned long)range, n = 0;
+		unsigned long before = kshim::tlbRangeFlushRuns(1);
+
+		stop_ = false;
+		kshim::cpuRun(1, [this] {
+			pokelab::UserLoopConfig cfg;
+
+			cfg.stop = &stop_;
+			cfg.syscallPeriodNs = 60000000000ull;
+			pokelab::ctUserLoop(cfg);
+		});
+		while (ct_state_cpu(1) != CT_STATE_USER)
+			std::this_thread::yield();
+		kshim::tlbKernelRangeCleared(r, r + 4096);
+		flush_tlb_kernel_range_deferrable(r, r + 4096);
+		EXPECT_EQ(kshim::tlbRangeFlushRuns(1), before) << "the gate skips CPU 1 in user mode";
+		stop_ = true;
+		kshim::cpuWait(1);
+		kshim::xmcQuiesce();
+		for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
+			if (v.rule != kshim::XmcRule::MissingFence)
+				continue;
+			n++;
+			EXPECT_EQ(v.cpu, 0);
+			EXPECT_EQ(v.pair, kshim::FENCE_PAIR_PT_CHANGE);
+		}
+		return n;
+	}
+
+	std::atomic<bool> stop_{false};
+};
+
+class TlbVunmapClearPlain : public TlbVunmapClear
+{
+protected:
+	std::string busted() const override { return " pokelab.busted=pte-clear-plain"; }
+	bool xmcViolationsExpected() const override { return true; }
+};
+
+TEST_F(TlbVunmapClear, TheXchgOrdersTheClearBeforeTheGate)
+{
+	EXPECT_EQ(clearAndFlush(), 0u);
+}
+
+TEST_F(TlbVunmapClearPlain, APlainStoreClearIsReportedAtTheGate)
+{
+	EXPECT_EQ(clearAndFlush(), 1u);
+}
+
+/*
+ * v6 26/29 declares kernel_cr3_loaded a bool and stores it with movl, as
+ * the port now does: each entry and exit writes 4 bytes at the flag, the
+ * 3 past it with zeroes. In pokelab they are the slot's padding; in the
+ * kernel whatever per-CPU data the linker put there
+ * (docs/context_tracking.md, "kernel_cr3_loaded's width").
+ */
+class KernelCr3LoadedWidth : public pokelab::test::Booted
+{
+protected:
+	unsigned int cpus() const override { return 2; }
+	std::string extraParams() const override { return "nohz_full=1 pokelab.ct_defer=v7-tlbi"; }
+};
+
+TEST_F(KernelCr3LoadedWidth, IsABoolStoredWithMovlAsPosted)
+{
+	static u8 afterExit[4], afterEntry[4];
+
+	EXPECT_EQ(sizeof(*per_cpu_ptr(&kernel_cr3_loaded, 1)), 1u) << "v6 26/29: bool";
+	kshim::cpuRun(1, [] {
+		u8 *flag = (u8 *)per_cpu_ptr(&kernel_cr3_loaded, 1);
+
+		memset(flag + 1, 0xa5, 3);
+		pokelab::ctReturnToUser();		/* NOTE_SWITCH_TO_USER_CR3: movl $0 */
+		memcpy(afterExit, flag, 4);
+		memset(flag + 1, 0xa5, 3);
+		pokelab::ctEnterKernelForGood();	/* COALESCE_TLBI: movl $1 */
+		memcpy(afterEntry, flag, 4);
+	});
+	kshim::cpuWait(1);
+	EXPECT_EQ(afterExit[0], 0);
+	EXPECT_EQ(afterEntry[0], 1);
+	for (int i = 1; i < 4; i++) {
+		EXPECT_EQ(afterExit[i], 0) << "byte " << i << " past the flag, after the exit";
+		EXPECT_EQ(afterEntry[i], 0) << "byte " << i << " past the flag, after the entry";
+	}
 }
 
 } /* namespace */

@@ -8,7 +8,7 @@
  *
  *	v7 order (cr3-loaded-late)		the fixed order
  *	CPU 1: flush (old tables)		CPU 1: kernel_cr3_loaded = 1; smp_mb()
- *	CPU 0: change; smp_mb()			CPU 0: change; smp_mb()
+ *	CPU 0: clear (XCHG)			CPU 0: clear (XCHG)
  *	CPU 0: reads 0, no IPI, returns		CPU 0: reads 1, IPIs CPU 1, waits
  *	CPU 1: kernel_cr3_loaded = 1		CPU 1: flush (new tables), takes the IPI
  *	CPU 1: touches the range: stale		CPU 1: touches the range: current
@@ -84,7 +84,7 @@ protected:
 			cpu_relax();
 		unsigned long ipis = kshim::tlbRangeFlushRuns(1);
 
-		kshim::tlbKernelRangeChanged(range, range + 4096);
+		kshim::tlbKernelRangeCleared(range, range + 4096);
 		flush_tlb_kernel_range_deferrable(range, range + 4096);
 		flushed.store(true);
 		kshim::cpuWait(1);

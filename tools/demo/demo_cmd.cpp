@@ -317,8 +317,10 @@ void addDemo(CLI::App &app)
 		      "boot parameter nohz_full=");
 	d->add_option("--ct-defer", opts.ctDefer,
 		      "How isolated CPUs are spared sync IPIs: off (mainline), v7 (default with "
-		      "nohz_full), v7-tlbi (v7 + kernel TLB flushes, 28-31), v8 (RFC: gated by "
-		      "kernel_cr3_loaded), v5 (the bug, replayed), pokelab-catchup (pokelab's, after v8); "
+		      "nohz_full), v7-tlbi (v7 + kernel TLB flushes, RFC 28-31 in pokelab's "
+		      "corrected order), v8 (v8: pokelab's reconstruction of an RFC, not posted "
+		      "code; gated by kernel_cr3_loaded), v5 (the bug, replayed), pokelab-catchup "
+		      "(pokelab's own, after v8's idea); "
 		      "boot parameter "
 		      "pokelab.ct_defer=")
 		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "pokelab-catchup"}));

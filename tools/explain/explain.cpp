@@ -710,7 +710,8 @@ void addExplain(CLI::App &app)
 	x->add_flag("--step", opts.step, "Wait for Enter between steps");
 	x->add_option("--cpus", opts.cpus, "Simulated CPUs (default: 4)")->check(wholeNumber(2, 64));
 	x->add_option("--ct-defer", opts.ctDefer,
-		      "deferral: show only this policy (off, v7, v7-tlbi, v8; default: all four)")
+		      "deferral: show only this policy (off, v7, v7-tlbi, v8; default: all four; "
+		      "v8: pokelab's reconstruction of an RFC, not posted code)")
 		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8"}));
 	x->add_option("--trace", opts.trace,
 		      "Also write the run's trace (ipi, csd, text_poke_batch, int3_emulate): "

@@ -287,14 +287,15 @@ static int deferralRun(const std::string &policy, const char *what)
 	    "waiting in its context-tracking state: {}; kernel_cr3_loaded {}\n", iso,
 	    kshim::nOf(ipisOf(iso) - ipi0, "IPI"),
 	    work ? kshim::traceCtWorkName(work) : std::string("none"),
-	    *per_cpu_ptr(&kernel_cr3_loaded, iso));
+	    (int)*per_cpu_ptr(&kernel_cr3_loaded, iso));
 	isoState.store(2);
 	while (isoState.load() != 3)
 		std::this_thread::yield();
 	say("  CPU {} made a system call: {} ran at its entry, before any "
 	    "instrumentable code{}\n", iso,
 	    kshim::nOf(ctWorkFlushed(iso) - flushed0, "deferred flush", "deferred flushes"),
-	    policy == "v8" ? "; the entry stub's CR3 write serialised it instead" : "");
+	    policy == "v8" ? "; the entry stub's CR3 write serialised it instead (v8: "
+			     "pokelab's reconstruction of an RFC, not posted code)" : "");
 	kshim::cpuWait(iso);
 	stopReadersAndWait();
 	small_key_write(0);
@@ -311,10 +312,12 @@ int topicDeferral()
 		{"v7", "the series (v7): ct_set_cpu_work() sets CT_WORK_SYNC in the isolated "
 		       "CPU's state instead of an IPI; its next entry runs sync_core() in "
 		       "ct_work_flush()"},
-		{"v7-tlbi", "v7 and RFC 28-31: the same for text, and kernel TLB flushes skip the "
-			    "CPU too while kernel_cr3_loaded reads 0"},
-		{"v8", "the v8 RFC: no work bits; the IPI is skipped because kernel_cr3_loaded "
-		       "reads 0, and the entry's CR3 write (the asm entry stub) is the sync"},
+		{"v7-tlbi", "v7 and RFC 28-31, in pokelab's corrected order (flag, then flush): the "
+			    "same for text, and kernel TLB flushes skip the CPU too while "
+			    "kernel_cr3_loaded reads 0"},
+		{"v8", "v8: pokelab's reconstruction of an RFC, not posted code. No work bits; the "
+		       "IPI is skipped because kernel_cr3_loaded reads 0, and the entry's CR3 "
+		       "write (the asm entry stub) is the sync"},
 	};
 	unsigned int n = 0;
 	int ret;

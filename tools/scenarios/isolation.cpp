@@ -485,11 +485,12 @@ int (*setup(CLI::App *sub))(const Common &)
 		->check(wholeNumber(0, 10000));
 	CLI::Option *ct = sub->add_option("--ct-defer", opts.ctDefer,
 			"Policies, a comma list: each is compared with off, which runs first "
-			"(default: off,v7; e.g. off,v7,v7-tlbi,v8); boot parameter "
-			"pokelab.ct_defer= of each machine");
+			"(default: off,v7; e.g. off,v7,v7-tlbi,v8; v8: pokelab's reconstruction "
+			"of an RFC, not posted code); boot parameter pokelab.ct_defer= of each "
+			"machine");
 	sub->add_option("--defer", opts.defer,
 			"Policy compared with off (default: v7; v7-tlbi and v8 also gate kernel TLB "
-			"flushes)")
+			"flushes; v8: pokelab's reconstruction of an RFC, not posted code)")
 		->check(CLI::IsMember({"v7", "v7-tlbi", "v8", "v5", "pokelab-catchup", "off"}))
 		->excludes(ct);
 	sub->add_option("--trace-dir", opts.traceDir,

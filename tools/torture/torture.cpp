@@ -139,7 +139,7 @@ void remapRange(u64 d)
 	unsigned long r = (unsigned long)kernelRanges[(d >> 8) % kNrRanges];
 	std::lock_guard<std::mutex> lk(remapLock);
 
-	kshim::tlbKernelRangeChanged(r, r + 4096);
+	kshim::tlbKernelRangeCleared(r, r + 4096);
 	flush_tlb_kernel_range_deferrable(r, r + 4096);
 }
 
@@ -706,8 +706,9 @@ void addTortureCommand(CLI::App &app)
 		}, "Isolated CPUs (CPU list): user-mode loops; boot parameter nohz_full=");
 	cmd->add_option("--ct-defer", opts.ctDefer,
 			"Deferral policy: off, v7 (default with nohz_full), v7-tlbi (v7 + TLB "
-			"flushes), v8, v5 (the bug), pokelab-catchup; "
-			"boot parameter pokelab.ct_defer=")
+			"flushes, RFC 28-31 in pokelab's corrected order), v8 (v8: pokelab's "
+			"reconstruction of an RFC, not posted code), v5 (the bug), pokelab-catchup "
+			"(pokelab's own); boot parameter pokelab.ct_defer=")
 		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "pokelab-catchup"}));
 	cmd->add_option("--module", opts.module,
 			"A module writer: load and unload FILE.o (built like "

@@ -32,10 +32,13 @@ enum ct_defer_policy {
 	CT_DEFER_OFF,		/* mainline: always IPI */
 	CT_DEFER_V7,		/* ct_set_cpu_work() as fixed in v7 */
 	CT_DEFER_V5,		/* v5's inverted watching bet (drops work for a CPU in the kernel) */
-	CT_DEFER_CATCHUP,	/* v8 RFC: every entry from an EQS serialises; skip CPUs seen in an EQS */
-	CT_DEFER_V7_TLBI,	/* v7 + RFC 28-31: kernel TLB flushes gated by kernel_cr3_loaded */
-	CT_DEFER_V8,		/* v8 RFC: no work bits; every IPI gated by kernel_cr3_loaded */
+	CT_DEFER_CATCHUP,	/* pokelab's own, after the v8 idea: every entry from an EQS serialises */
+	CT_DEFER_V7_TLBI,	/* v7 + RFC 28-31, pokelab's corrected order: TLB flushes gated */
+	CT_DEFER_V8,		/* v8: pokelab's reconstruction of an RFC, not posted code */
 };
+
+/* How v8 is labelled wherever pokelab shows it (help, machine line, explain, docs). */
+#define CT_DEFER_V8_LABEL "v8: pokelab's reconstruction of an RFC, not posted code"
 
 extern enum ct_defer_policy ct_defer_policy;
 

@@ -31,7 +31,7 @@ enum pokelab_busted {
 	POKELAB_BUSTED_CALL_AS_JMP,		/* the INT3 handler emulates a CALL as a JMP */
 	POKELAB_BUSTED_CR3_LOADED_LATE,		/* v6 27/29's order: flush, then kernel_cr3_loaded = 1 */
 	POKELAB_BUSTED_NO_MB_ENTRY,		/* the entry stub's smp_mb() after kernel_cr3_loaded = 1 */
-	POKELAB_BUSTED_NO_MB_TLB,		/* flush_tlb_kernel_range()'s smp_mb() before the gate */
+	POKELAB_BUSTED_PTE_CLEAR_PLAIN,		/* vunmap clears a PTE by plain store (pte_clear()) */
 	POKELAB_BUSTED_REFS_NO_WAIT,		/* the refs drain does not wait for the handlers */
 	POKELAB_BUSTED_HANDLER_MISS_LAST,	/* the INT3 handler's lookup misses the last site */
 	POKELAB_BUSTED_JL_SKIP_LAST,		/* __jump_label_update() stops one site short */
@@ -42,6 +42,7 @@ enum pokelab_busted {
 	POKELAB_BUSTED_ALT_NOT_IGNORED,		/* apply_alternatives() ignores ALT_FLAG_NOT */
 	POKELAB_BUSTED_DISPATCHER_LIVE_HALF,	/* bpf_dispatcher_update() writes the live half */
 	POKELAB_BUSTED_RET0_EMULATE_NOP,	/* a RET0 static-call site emulated as a NOP */
+	POKELAB_BUSTED_NO_MB_NMI,		/* the fixed paranoid entry's smp_mb() after its store */
 	POKELAB_BUSTED_NR,
 };
 

@@ -33,11 +33,13 @@
  * clears it:
  *
  *	flusher					entering CPU
- *	change page tables (generation G)	kernel_cr3_loaded = 1
- *	smp_mb()				smp_mb()
+ *	clear the PTEs (XCHG, generation G)	kernel_cr3_loaded = 1
+ *						smp_mb()
  *	read kernel_cr3_loaded: 1 -> IPI	flush: sees G
  *
  * either the flusher sees 1 and IPIs, or the CPU's flush sees G. The
+ * flusher's side needs no barrier of its own: vunmap clears each PTE with
+ * ptep_get_and_clear(), an XCHG on x86-64, which no later load passes. The
  * posted order (v6 27/29's flush right after the switch, then the store)
  * loses that: pokelab.busted=cr3-loaded-late.
  */
@@ -47,7 +49,22 @@
 #include <linux/types.h>
 
 /* v7 28-31: this CPU runs with the kernel CR3 (set at entry before the flush, cleared at exit). */
-DECLARE_PER_CPU(int, kernel_cr3_loaded);
+DECLARE_PER_CPU(bool, kernel_cr3_loaded);	/* series v6 26/29: bool, stored with movl */
+
+/*
+ * series v6 26/29: the store of COALESCE_TLBI (1) and NOTE_SWITCH_TO_USER_CR3
+ * (0), movl to the bool, as posted: 4 bytes, the 3 past the flag written
+ * with zeroes. userspace: the macros' store as C, for the paranoid entry's
+ * C model (context_tracking/nmi.cpp); the entry stub's asm has its own.
+ * Calling CPU; noinstr-safe, async-signal-safe (one instruction).
+ */
+static __always_inline void note_kernel_cr3_loaded(int v)
+{
+	asm volatile("movl %1, %0"
+		     : "=m"(*(u32 *)this_cpu_ptr(&kernel_cr3_loaded))
+		     : "ir"(v)
+		     : "memory");
+}
 
 /* Port of struct flush_tlb_info, arch/x86/include/asm/tlbflush.h, v7.3 */
 struct flush_tlb_info {
@@ -70,8 +87,9 @@ void flush_tlb_kernel_range(unsigned long start, unsigned long end);
 /*
  * As flush_tlb_kernel_range(), but under v7 28-31 (tlbSetCoalesce())
  * skips the CPUs that are not housekeeping and read kernel_cr3_loaded == 0:
- * mm/vmalloc.c's flushes (v7 30/31). A full barrier orders the caller's
- * page-table change before those reads. Task context, IRQs on; waits.
+ * mm/vmalloc.c's flushes (v7 30/31). No barrier of its own: the caller's
+ * PTE clear (tlbKernelRangeCleared(), an XCHG) orders its change before
+ * those reads. Task context, IRQs on; waits.
  */
 void flush_tlb_kernel_range_deferrable(unsigned long start, unsigned long end);
 
@@ -85,15 +103,25 @@ void tlbSetCoalesce(bool on) noexcept;
 bool tlbCoalesce() noexcept;
 
 /*
- * MODEL: [@start, @end) of kernel virtual memory had its page tables
- * changed (unmapped, or its protections changed); a flush must follow.
- * The change is a plain store, as set_pte() is, and the store of the
- * checker's PT_CHANGE pair (kernel_shim/cpu_events.h): the flusher's read
- * of kernel_cr3_loaded must have a full fence after it. Task context, any
- * CPU; takes a lock of the model's own, which the checker does not count
- * as a fence of the kernel's.
+ * MODEL: [@start, @end) of kernel virtual memory had its protections
+ * changed (CPA's set_pte(), a plain store); flush_tlb_all() must follow.
+ * The store of the checker's PT_CHANGE pair (kernel_shim/cpu_events.h):
+ * a gated flush's read of kernel_cr3_loaded would need a full fence after
+ * it. Task context, any CPU; takes a lock of the model's own, which the
+ * checker does not count as a fence of the kernel's.
  */
 void tlbKernelRangeChanged(unsigned long start, unsigned long end);
+
+/*
+ * MODEL: [@start, @end) was unmapped the way vunmap does it,
+ * vunmap_pte_range()'s ptep_get_and_clear() on each PTE: on x86-64 SMP an
+ * XCHG, so the PT_CHANGE store and a full fence, which orders the change
+ * before the gate's reads of kernel_cr3_loaded (v7 30/31). Under
+ * pokelab.busted=pte-clear-plain the clear is pte_clear()'s plain store,
+ * and a gate read with no other fence before it is an R8 violation. Task
+ * context, any CPU; the model's lock, as above.
+ */
+void tlbKernelRangeCleared(unsigned long start, unsigned long end);
 
 /*
  * MODEL: the calling CPU flushes its whole kernel TLB (do_flush_tlb_all(),

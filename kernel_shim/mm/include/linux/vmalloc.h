@@ -21,7 +21,7 @@
  * userspace: the "vmalloc space" is one reserved host mapping (64 MiB,
  * PROT_NONE) far from the module area; a vmalloc()ed page is made
  * read-write, a vfree()d one PROT_NONE again (the unmapped PTE), and the
- * model records the change (kshim::tlbKernelRangeChanged()). The host
+ * model records the clear (kshim::tlbKernelRangeCleared()). The host
  * flushes its own TLB; the flush IPIs and the model's translations are
  * pokelab's. lazy_max_pages() is a model constant (8 pages); the kernel's
  * is 32 MiB scaled by log2 of the CPUs.
