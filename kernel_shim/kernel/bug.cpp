@@ -25,15 +25,29 @@ bool panicOnWarn;
 unsigned long nrWarnings;
 void (*deathHooks[4])() noexcept;
 
-/* The hooks, oldest first, then the abort. */
-[[noreturn]] void die() noexcept
+/*
+ * The death hooks, oldest first, once per process: a BUG()'s abort() and a
+ * libc abort() (a heap a CPU's torn code corrupted) both reach them, the
+ * first through die(), the second through the SIGABRT handler.
+ */
+int deathHooksRan;
+
+void runDeathHooks() noexcept
 {
+	if (__atomic_exchange_n(&deathHooksRan, 1, __ATOMIC_ACQ_REL))
+		return;
 	for (int i = 0; i < 4; i++) {
 		void (*fn)() noexcept = __atomic_load_n(&deathHooks[i], __ATOMIC_ACQUIRE);
 
 		if (fn)
 			fn();
 	}
+}
+
+/* The hooks, then the abort. */
+[[noreturn]] void die() noexcept
+{
+	runDeathHooks();
 	abort();
 }
 
@@ -171,19 +185,19 @@ void fatalSignal(int sig, siginfo_t *si, void *ucv) noexcept
 {
 	const ucontext_t *uc = (const ucontext_t *)ucv;
 	const char *name = sig == SIGILL ? "SIGILL" : sig == SIGFPE ? "SIGFPE" :
-			   sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : "?";
+			   sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" :
+			   sig == SIGABRT ? "SIGABRT" : "?";
 	const struct sigaction &prev = previous[sig];
 
+	/* die()'s own abort(), after its report and the hooks: nothing more to say */
+	if (sig == SIGABRT && __atomic_load_n(&deathHooksRan, __ATOMIC_ACQUIRE))
+		goto chain;
 	SigSafeBuf().str("pokelab: fatal signal ").dec(sig).str(" (").str(name)
 		.str(") on CPU ").dec(raw_smp_processor_id()).str(" at ip ")
 		.hex((unsigned long)uc->uc_mcontext.gregs[REG_RIP]).str(", address ")
 		.hex((unsigned long)si->si_addr).str("\n").emit();
-	for (int i = 0; i < 4; i++) {
-		void (*fn)() noexcept = __atomic_load_n(&deathHooks[i], __ATOMIC_ACQUIRE);
-
-		if (fn)
-			fn();
-	}
+	runDeathHooks();
+chain:
 	if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
 		prev.sa_sigaction(sig, si, ucv);
 		return;
@@ -212,7 +226,7 @@ void installFatalSignalHandlers() noexcept
 	/* on the alternate stack: a CPU that ran torn code may have no usable stack */
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	for (int sig : {SIGILL, SIGFPE, SIGSEGV, SIGBUS})
+	for (int sig : {SIGILL, SIGFPE, SIGSEGV, SIGBUS, SIGABRT})
 		sigaction(sig, &sa, &previous[sig]);
 }
 

@@ -30,7 +30,8 @@ unsigned long warnCount() noexcept;
  */
 void addDeathHook(void (*fn)() noexcept);
 /*
- * SIGILL, SIGFPE, SIGSEGV and SIGBUS run the death hooks, then the handler
+ * SIGILL, SIGFPE, SIGSEGV, SIGBUS and SIGABRT run the death hooks (once:
+ * BUG()'s abort() after them runs none), then the handler
  * that was there before (AddressSanitizer's), or the default action. Once,
  * from the first boot().
  */
