@@ -219,4 +219,7 @@ def bad_inputs(up, work):
 		 b'2001\nSubject: [PATCH 0/2] a series\n\nWhat it does.\n', 'cover letter'),
 		('not-7.3', g.replace(b'smp_text_poke_sync_each_cpu();', b'smp_text_poke_sync_all();'),
 		 'does not apply'),
+		# cut short in its last hunk: the one line names that hunk
+		('truncated', g.rstrip(b'\n').rsplit(b'\n', 2)[0] + b'\n',
+		 'in arch/x86/kernel/alternative.c hunk 1 (@@'),
 	]

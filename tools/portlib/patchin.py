@@ -91,6 +91,31 @@ def _diff_part(body):
 	return diff
 
 
+def _bad_hunk(diff):
+	"""', in FILE hunk N (@@ ... @@)': the first hunk unidiff cannot read, found by
+	reading the diff up to each next hunk header in turn."""
+	lines = diff.split('\n')
+	heads = []
+	name, n = None, 0
+	for k, line in enumerate(lines):
+		if line.startswith('+++ '):
+			name, n = line[4:].split('\t')[0], 0
+			name = name[2:] if name.startswith('b/') else name
+		elif line.startswith('@@') and name:
+			n += 1
+			heads.append((k, name, n, line.split(' @@')[0] + ' @@'))
+	for i, (k, name, n, head) in enumerate(heads):
+		stop = heads[i + 1][0] if i + 1 < len(heads) else len(lines)
+		# up to the next hunk's header, or its file's header lines before it
+		while stop > k + 1 and lines[stop - 1].startswith(('diff ', 'index ', '--- ', '+++ ')):
+			stop -= 1
+		try:
+			unidiff.PatchSet('\n'.join(lines[:stop]) + '\n')
+		except unidiff.UnidiffParseError:
+			return ', in %s hunk %d (%s)' % (name, n, head)
+	return ''
+
+
 def read_patches(paths, arch='x86'):
 	if unidiff is None:
 		raise Bad('python3-unidiff is not installed (apt-get install python3-unidiff, '
@@ -128,7 +153,9 @@ def read_patches(paths, arch='x86'):
 			try:
 				ps = unidiff.PatchSet(diff)
 			except unidiff.UnidiffParseError as e:
-				raise Bad('%s: not a patch unidiff can read: %s' % (name, e))
+				raise Bad('%s: not a patch unidiff can read: %s%s (want a whole git diff; '
+					  'a hunk cut short or edited by hand does not parse)' % (
+						  name, e, _bad_hunk(diff)))
 			if not len(ps):
 				raise Bad('%s: not a patch: no file diff in it' % name)
 			p = Patch(name, subject, [])

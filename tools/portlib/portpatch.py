@@ -277,8 +277,17 @@ class Session:
 		m = place.Merge(osrc, a, nsrc, b, entries, self.renames(a.name)).run()
 		if m.conflicts:
 			line, expect, port = m.conflicts[0]
+			# the port's code, not a comment block's opening that follows it
+			while port and port[-1].strip().startswith(('/*', '*')):
+				port.pop()
 			detail = ['    kernel 7.3 expects:  ' + x.strip() for x in expect] + \
 				 ['    port has:            ' + x.strip() for x in port]
+			series = sorted({re.search(r'series v\d+( \d+/\d+)?', x).group()
+					 for x in port if re.search(r'series v\d+', x)})
+			if series:
+				detail.append('    why:                 the port\'s code there is a posted '
+					      'series\' (%s), which a kernel-tree hunk never replaces: '
+					      'port this hunk by hand (docs/porting.md)' % ', '.join(series))
 			self.row(h, 'conflict', 'conflict at %s:%d (%s): the port\'s code there is '
 				 'not the kernel\'s%s\n%s' % (entry.rel, line, a.label(),
 							      '' if len(m.conflicts) == 1 else
