@@ -102,8 +102,10 @@ def syntax_check(root, rels):
 			out.append(a)
 		out = [os.path.join(root, rel) if os.path.normpath(os.path.join(cmd['directory'], a))
 		       == os.path.normpath(src) else a for a in out]
-		# includes of the tree copy first, so the patched headers are read
-		out.insert(1, '-iquote' + os.path.dirname(os.path.join(root, rel)))
+		# includes of the tree copy first, so the patched headers are read;
+		# after the compiler, not after a launcher (meson puts ccache first)
+		cc = 2 if os.path.basename(out[0]) in ('ccache', 'sccache') else 1
+		out.insert(cc, '-iquote' + os.path.dirname(os.path.join(root, rel)))
 		p = subprocess.run(out + ['-fsyntax-only', '-fdiagnostics-color=never'],
 				   cwd=cmd['directory'],
 				   capture_output=True, text=True)
