@@ -48,6 +48,7 @@
 #include <linux/irqflags.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/smp.h>
 #include <trace/events/pokelab.h>
 #include <pokelab/alt_test.h>
@@ -916,7 +917,13 @@ void smp_text_poke_batch_finish(void)
 	 */
 	text_poke_array_refs_publish();	/* userspace: the per-CPU loop, or refs=global */
 
-	/* userspace: cond_resched() has no scheduler to yield to; the task keeps running */
+	/*
+	 * Thousands of sites (function tracing) take a while; with the kernel's
+	 * debugging on, long enough for the soft-lockup watchdog. Finish runs
+	 * every 256 sites added: let other tasks in here, and report a caller
+	 * that holds preemption or interrupts off.
+	 */
+	cond_resched();
 
 	/* The refs stores before the INT3 writes; pairs with smp_rmb() in the handler. */
 	smp_wmb();
