@@ -693,6 +693,30 @@ void on_each_cpu_cond_mask(smp_cond_func_t cond_func, smp_call_func_t func, void
 	barrier();
 }
 
+/* Port of smp_call_function(), kernel/smp.c, v7.3 */
+void smp_call_function(smp_call_func_t func, void *info, int wait)
+{
+	smp_call_function_many_cond(cpu_online_mask, func, info,
+				    wait ? SCF_WAIT : 0, NULL);
+}
+
+/* Port of do_nothing(), kernel/smp.c, v7.3 */
+static void do_nothing(void *unused __maybe_unused)
+{
+}
+
+/*
+ * Port of kick_all_cpus_sync(), kernel/smp.c, v7.3: returns once every other
+ * online CPU has taken an IPI, so once each has left any section it ran
+ * with IRQs off (the INT3 handler, here the SIGTRAP handler).
+ */
+void kick_all_cpus_sync(void)
+{
+	/* The caller's stores are visible before the CPUs are kicked. */
+	smp_mb();
+	smp_call_function(do_nothing, NULL, 1);
+}
+
 DEFINE_PER_CPU(atomic_t, trigger_backtrace);
 
 /* arch/x86/include/asm/smp.h's: the IPI is a signal to the CPU's thread. */
