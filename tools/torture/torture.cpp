@@ -414,6 +414,12 @@ int run()
 
 	bool paramCpus = false;
 
+	/*
+	 * A debug kernel, as rcutorture's: CSD-lock debugging on, so that a
+	 * cross-call stuck on a CPU is reported (and its IPI re-sent) instead of
+	 * hanging the run. First, so that a csdlock_debug=0 given wins.
+	 */
+	cmdline = "csdlock_debug=1 ";
 	/* The options win over the same boot parameters: they come last, and the last one counts. */
 	for (const std::string &p : opts.params) {
 		cmdline += p + " ";
@@ -706,7 +712,8 @@ void addTortureCommand(CLI::App &app)
 		->check(elfObject());
 	cmd->add_option("params", opts.params,
 			"Boot parameters, kernel command-line style (pokelab.busted=NAME, "
-			"pokelab.sync=membarrier, pokelab.eret=serialising ...)");
+			"pokelab.sync=membarrier, pokelab.eret=serialising ...); torture boots "
+			"with csdlock_debug=1 unless csdlock_debug=0 is given");
 	cmd->footer(bustedHelp());
 }
 

@@ -36,3 +36,6 @@ extern enum system_states system_state;
 #define MIGHT_RESCHED_PREEMPT_MASK	((1U << MIGHT_RESCHED_RCU_SHIFT) - 1)
 
 void __might_resched(const char *file, int line, unsigned int offsets);
+
+/* lib/cmdline.c: an integer option of the command line (kernel_shim/kernel/boot.cpp) */
+int get_option(char **str, int *pint);
