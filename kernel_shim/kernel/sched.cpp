@@ -311,5 +311,5 @@ void __might_resched(const char *file, int line, unsigned int offsets)
 		   offsets & MIGHT_RESCHED_PREEMPT_MASK);
 
 	dump_stack();
-	kshim::addTaintWarn();	/* userspace: add_taint(TAINT_WARN, LOCKDEP_STILL_OK) */
+	kshim::addTaintWarn();	/* userspace: add_taint(TAINT_WARN, ...): a warning counted */
 }

@@ -289,7 +289,7 @@ static void __csd_lock_wait(call_single_data_t *csd)
 
 	guard(preempt)();
 
-	__atomic_fetch_add(&nr_csd_debug_waits, 1, __ATOMIC_RELAXED);	/* userspace: count */
+	__atomic_fetch_add(&nr_csd_debug_waits, 1, __ATOMIC_RELAXED);	/* userspace: the machine's count */
 	ts1 = ts0 = ktime_get_mono_fast_ns();
 	for (;;) {
 		if (csd_lock_wait_toolong(csd, ts0, &ts1, &bug_id, &nmessages))
