@@ -771,6 +771,13 @@ void on_each_cpu_cond_mask(smp_cond_func_t cond_func, smp_call_func_t func, void
 	barrier();
 }
 
+/* Port of smp_call_function_many(), kernel/smp.c, v7.3 */
+void smp_call_function_many(const struct cpumask *mask,
+			    smp_call_func_t func, void *info, bool wait)
+{
+	smp_call_function_many_cond(mask, func, info, wait * SCF_WAIT, NULL);
+}
+
 /* Port of smp_call_function(), kernel/smp.c, v7.3 */
 void smp_call_function(smp_call_func_t func, void *info, int wait)
 {
