@@ -48,6 +48,7 @@
 #include <linux/irqflags.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/smp.h>
 #include <trace/events/pokelab.h>
 #include <pokelab/alt_test.h>
@@ -432,18 +433,33 @@ static void __smp_text_poke_sync_each_cpu(smp_cond_func_t cond_func)
 		/*
 		 * userspace: pokelab.sync=membarrier. The host kernel IPIs every
 		 * CPU running a thread of ours and serialises each before it
-		 * next runs user code. It cannot defer, and unlike the IPI
-		 * back-end it does not wait for an INT3 handler in progress;
-		 * the refs drain in finish and text_poke_int3_gone() cover that.
-		 * It serialises the other threads, not the caller: the caller
-		 * runs its own sync_core(), as on_each_cpu() would run
-		 * do_sync_core() here.
+		 * next runs user code. It cannot defer, and it serialises the
+		 * other threads, not the caller: the caller runs its own
+		 * sync_core(), as on_each_cpu() would run do_sync_core() here.
+		 *
+		 * It cannot stand in for the sync IPI alone. The kernel's sync
+		 * also waits for every CPU to leave its INT3 handler (IRQs are
+		 * off there); membarrier returns while a CPU that executed one
+		 * of the batch's INT3s has yet to run its handler:
+		 *
+		 *	CPU0 (finish)			CPU1
+		 *					execute INT3 (SIGTRAP queued)
+		 *	phase 3: first byte written
+		 *	membarrier(SYNC_CORE) returns
+		 *	drain: refs = 0, batch gone
+		 *					handler: no ref -> Oops: int3
+		 *
+		 * So the membarrier round ends with kick_all_cpus_sync(): its
+		 * empty IPI reaches CPU1 only after the SIGTRAP handler (a
+		 * synchronous signal is delivered first, and the handler runs
+		 * with the IPI signal blocked), as the kernel's IPI would.
 		 */
 		u64 seq = kshim::cpuSerialiseBegin();
 
 		BUG_ON(syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0));
 		kshim::xmcMembarrierRound(seq);
 		sync_core();
+		kick_all_cpus_sync();
 		kshim::xmcSyncRoundDone();
 		return;
 	}
@@ -685,11 +701,11 @@ int text_poke_set_refs_mode(bool global)
 	WRITE_ONCE(text_poke_refs_global, global);
 
 	/*
-	 * A handler reads the mode more than once (get, census, put), and a
-	 * late trap of pokelab.sync=membarrier may still be inside one that
-	 * read the old mode:
+	 * A handler reads the mode more than once (get, census, put), and one
+	 * entered before the switch (a probe's INT3, which no batch's sync
+	 * waited for) may still be running with the old mode:
 	 *
-	 *	CPU0 (this, then the next batch)	CPU1 (late trap)
+	 *	CPU0 (this, then the next batch)	CPU1 (in the handler)
 	 *						refs = old mode's count
 	 *	mode = new
 	 *	publish the new mode's counts
@@ -706,30 +722,11 @@ int text_poke_set_refs_mode(bool global)
 	return 0;
 }
 
-/*
- * userspace: with pokelab.sync=membarrier, a CPU can execute a batch's INT3
- * and enter this handler only after the batch finished: membarrier does not
- * wait for a signal handler the way the IPI back-end (blocked in this
- * handler, as IRQs are off in the kernel's) does. If the byte at the trap
- * site is no longer INT3, the batch is over: restart at the site, which now
- * holds the new instruction (sigreturn serialises). The IPI back-end never
- * gets here with a removed INT3.
- *
- * @ip is the handler's: NULL when there was no array to take, the trap
- * site when no entry of the array was found for it, past the site when one
- * was. A found entry the handler declines (its new byte is INT3, somebody
- * else's to handle) stays declined here: the trap goes on to do_int3(), and
- * the model notes the decline.
- */
-static __always_inline int text_poke_int3_gone(struct pt_regs *regs, const char *ip)
+/* userspace: explain's probe, inside the handler with its ref held (text_poke_stats.h) */
+static __always_inline void pokelab_int3_after_ref_probe(struct pt_regs *regs)
 {
-	const u8 *site = (const u8 *)regs->ip - INT3_INSN_SIZE;
-
-	if (!text_poke_sync_membarrier || (ip && ip != (const char *)site) ||
-	    READ_ONCE(*site) == INT3_INSN_OPCODE)
-		return 0;
-	regs->ip = (unsigned long)site;
-	return 1;
+	if (unlikely(pokelab::int3AfterRefProbe))
+		pokelab::int3AfterRefProbe(regs->ip);
 }
 
 void text_poke_count_int3_emulated(void)
@@ -768,12 +765,11 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 	 */
 	smp_rmb();
 
-	torture_delay(kshim::TortureDelay::Int3BeforeRef);	/* userspace */
+	torture_delay(kshim::TortureDelay::Int3BeforeRef);	/* userspace: torture delay point */
 	if (!try_get_text_poke_array())
-		return text_poke_int3_gone(regs, NULL);	/* userspace: a late trap, membarrier */
-	torture_delay(kshim::TortureDelay::Int3AfterRef);	/* userspace */
-	if (unlikely(pokelab::int3AfterRefProbe))	/* userspace: explain's probe */
-		pokelab::int3AfterRefProbe(regs->ip);
+		return 0;
+	torture_delay(kshim::TortureDelay::Int3AfterRef);	/* userspace: torture delay point */
+	pokelab_int3_after_ref_probe(regs);	/* userspace: explain's probe */
 
 	/* The trap reports the byte after the INT3. */
 	ip = (char *)regs->ip - INT3_INSN_SIZE;	/* userspace: C++ cast */
@@ -831,7 +827,7 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 out_put:
 	torture_delay(kshim::TortureDelay::Int3BeforePut);	/* userspace */
 	put_text_poke_array();
-	return ret ?: text_poke_int3_gone(regs, ip);	/* userspace: a late trap, as above */
+	return ret;
 }
 
 /*
@@ -917,7 +913,13 @@ void smp_text_poke_batch_finish(void)
 	 */
 	text_poke_array_refs_publish();	/* userspace: the per-CPU loop, or refs=global */
 
-	/* userspace: cond_resched() has no scheduler to yield to; the task keeps running */
+	/*
+	 * Thousands of sites (function tracing) take a while; with the kernel's
+	 * debugging on, long enough for the soft-lockup watchdog. Finish runs
+	 * every 256 sites added: let other tasks in here, and report a caller
+	 * that holds preemption or interrupts off.
+	 */
+	cond_resched();
 
 	/* The refs stores before the INT3 writes; pairs with smp_rmb() in the handler. */
 	smp_wmb();

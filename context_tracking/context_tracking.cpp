@@ -480,6 +480,14 @@ void ct_user_enter(enum ctx_state state)
 {
 	unsigned long flags;
 
+	/*
+	 * An exception taken inside an IRQ would nest a user transition in the
+	 * IRQ's own (ct_irq_enter() ... ct_irq_exit()) and break its nesting
+	 * count; the IRQ already keeps RCU watching. Nothing to do there.
+	 */
+	if (in_interrupt())
+		return;
+
 	local_irq_save(flags);
 	__ct_user_enter(state);
 	local_irq_restore(flags);
@@ -489,6 +497,9 @@ void ct_user_enter(enum ctx_state state)
 void ct_user_exit(enum ctx_state state)
 {
 	unsigned long flags;
+
+	if (in_interrupt())
+		return;
 
 	local_irq_save(flags);
 	__ct_user_exit(state);

@@ -126,8 +126,10 @@ overflow:
 }
 
 /*
- * Port of write_relocate_add(), arch/x86/kernel/module.c, v7.3: a module
- * being formed is written in place; a live one (livepatch) with text_poke()
+ * Port of write_relocate_add(), arch/x86/kernel/module.c, v7.3, with the
+ * deferral series v7 25/31 (v6 24/29): a module being formed is written in
+ * place; a live one (livepatch) with text_poke(), then a sync that an
+ * isolated CPU in user mode takes at its next kernel entry.
  */
 static int write_relocate_add(Elf64_Shdr *sechdrs,
 			      const char *strtab,
@@ -149,7 +151,7 @@ static int write_relocate_add(Elf64_Shdr *sechdrs,
 				   write, apply);
 
 	if (!early) {
-		smp_text_poke_sync_each_cpu();
+		smp_text_poke_sync_each_cpu_deferrable();	/* series v7 25/31: deferrable */
 		mutex_unlock(&text_mutex);
 	}
 

@@ -4,6 +4,7 @@
  * and an orderly shutdown.
  */
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
@@ -547,3 +548,65 @@ void shutdown()
 }
 
 } /* namespace kshim */
+
+/*
+ * lib/vsprintf.c's simple_strntoull(): the digits of @base at @startp (0:
+ * "0x" hex, a leading 0 octal, else decimal), at most @max_chars of them, no
+ * sign or space skipped; *@endp past the last digit taken. userspace:
+ * written for get_option()'s use, without the kernel's overflow-free
+ * _parse_integer_limit() (an over-long number wraps).
+ */
+static unsigned long long simple_strntoull(const char *startp, char **endp, unsigned int base,
+					   size_t max_chars)
+{
+	const char *cp = startp;
+	unsigned long long result = 0;
+
+	if (!base)
+		base = (cp[0] == '0' && (cp[1] | 0x20) == 'x' && isxdigit((unsigned char)cp[2]))
+		       ? 16 : cp[0] == '0' ? 8 : 10;
+	if (base == 16 && cp[0] == '0' && (cp[1] | 0x20) == 'x')
+		cp += 2;
+	for (; max_chars && *cp; cp++, max_chars--) {
+		unsigned int d = isdigit((unsigned char)*cp) ? *cp - '0'
+				 : isxdigit((unsigned char)*cp) ? (*cp | 0x20) - 'a' + 10 : 16;
+
+		if (d >= base)
+			break;
+		result = result * base + d;
+	}
+	if (endp)
+		*endp = (char *)cp;
+	return result;
+}
+
+/*
+ * Port of get_option(), lib/cmdline.c, v7.3: an integer from *@str into
+ * *@pint; 0 if there was none, 1 if it ended the string (or anything but
+ * ',' or '-' follows), 2 if a ',' follows (*@str moved past it), 3 if a '-'
+ * does (a range).
+ */
+int get_option(char **str, int *pint)
+{
+	char *cur = *str;
+	int value;
+
+	if (!cur || !(*cur))
+		return 0;
+	if (*cur == '-')
+		value = -simple_strntoull(++cur, str, 0, INT_MAX);
+	else
+		value = simple_strntoull(cur, str, 0, INT_MAX);
+	if (pint)
+		*pint = value;
+	if (cur == *str)
+		return 0;
+	if (**str == ',') {
+		(*str)++;
+		return 2;
+	}
+	if (**str == '-')
+		return 3;
+
+	return 1;
+}

@@ -266,6 +266,11 @@ void addDeathHook(void (*fn)() noexcept)
 	}
 }
 
+void addTaintWarn() noexcept
+{
+	__atomic_fetch_add(&nrWarnings, 1, __ATOMIC_RELAXED);
+}
+
 unsigned long warnCount() noexcept
 {
 	return __atomic_load_n(&nrWarnings, __ATOMIC_RELAXED);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The CSD-lock watchdog: a sender spinning on a CSD lock for longer than
+ * The CSD-lock watchdog, with csdlock_debug=1 (smp.cpp; off by default, as
+ * in a production kernel): a sender spinning on a CSD lock for longer than
  * csd_lock_timeout milliseconds reports the target CPU, the function, how
  * long it has waited and what the target is running, re-sends the IPI if
  * the target is running no csd, and keeps waiting, reporting again with
@@ -14,8 +15,8 @@
  *  - the parameters are plain boot parameters "csd_lock_timeout=MS" and
  *    "panic_on_ipistall[=MS]", not the smp.* module parameters; the bare
  *    form is 1 ms, so it BUGs at the first report;
- *  - csd_lock_timeout must be positive: 0 (the kernel's "off") would let a
- *    lost signal hang a test silently;
+ *  - csd_lock_timeout must be positive: csdlock_debug=0 is the way to turn
+ *    the watchdog off, not a timeout of 0 (the kernel's other "off");
  *  - reports are formatted with fmt; %pS/%ps of a C++ function is its
  *    demangled name without arguments (dladdr1());
  *  - no NMI backtrace of the target: its registers are not reachable from

@@ -98,7 +98,8 @@ void rcu_quiescent_state(void)
 	urcu_qsbr_quiescent_state();
 }
 
-int cond_resched(void)
+/* CUSTOM: kernel/sched/core.c's __cond_resched(), without a scheduler to call */
+int __cond_resched(void)
 {
 	/*
 	 * userspace: the quiescent state, the host's time slice

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The host scheduler model and the idle loop of the simulated CPUs (see
- * kernel_shim/sched.h): pokelab.slice_us= and idle=.
+ * kernel_shim/sched.h): pokelab.slice_us= and idle=; and kernel/sched/core.c's
+ * might-sleep check, __might_resched(), which cond_resched() runs first.
  *
  * Why a CPU must give way (2 PUs, 64 busy CPUs, one IPI round):
  *
@@ -19,7 +20,10 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <execinfo.h>
+#include <string>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -31,6 +35,11 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/sched.h>
+#include <linux/bug.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/preempt.h>
+#include <linux/smp.h>
 
 #define KSHIM_PRIVATE
 #include "internal.h"
@@ -89,9 +98,18 @@ BootParamRegistrar idleBootParam({
 	"idle=poll|halt: how an idle CPU waits (default: poll 200 us, then halt)",
 });
 
+/*
+ * userspace: __might_resched()'s ratelimit timestamp, a static of the
+ * function in the kernel: here each boot() starts without one, as a
+ * kernel boots (a process boots many machines, one test each).
+ */
+unsigned long mightReschedPrevJiffy;
+
 int schedBoot(std::string &)
 {
 	const BootInfo &bi = bootInfo();
+
+	mightReschedPrevJiffy = 0;
 
 	idleNow = idleParam;
 	for (unsigned int cpu = 0; cpu < bi.nrCpus; cpu++) {
@@ -213,3 +231,85 @@ void cpuKick(CpuState &c) noexcept
 }
 
 } /* namespace kshim */
+
+namespace {
+
+/* Port of rcu_preempt_depth(), include/linux/rcupdate.h, v7.3 (!CONFIG_PREEMPT_RCU) */
+static inline int rcu_preempt_depth(void)
+{
+	return 0;
+}
+
+/* Port of resched_offsets_ok(), kernel/sched/core.c, v7.3 */
+static inline bool resched_offsets_ok(unsigned int offsets)
+{
+	unsigned int nested = preempt_count();
+
+	nested += rcu_preempt_depth() << MIGHT_RESCHED_RCU_SHIFT;
+
+	return nested == offsets;
+}
+
+/* userspace: the task's comm is the calling thread's name */
+std::string currentComm()
+{
+	char comm[16] = "";
+
+	pthread_getname_np(pthread_self(), comm, sizeof(comm));
+	return comm;
+}
+
+/*
+ * include/linux/printk.h's dump_stack(): the kernel's dump_stack_print_info()
+ * line (the CPU, the task), then the caller's frames. userspace: the
+ * thread's id and name for the task's pid and comm.
+ */
+void dump_stack(void)
+{
+	void *frames[32];
+	int n;
+
+	fmt::print(stderr, "CPU: {} PID: {} Comm: {}\n", raw_smp_processor_id(), gettid(),
+		   currentComm());
+	fmt::print(stderr, "Call Trace:\n");
+	n = backtrace(frames, ARRAY_SIZE(frames));
+	backtrace_symbols_fd(frames, n, STDERR_FILENO);
+}
+
+} /* namespace */
+
+/*
+ * Port of __might_resched(), kernel/sched/core.c, v7.3, with
+ * CONFIG_DEBUG_ATOMIC_SLEEP=y: code that may sleep, reached with a preempt
+ * count other than @offsets or with interrupts off, is reported (at most
+ * once a second) and taints the kernel as a warning. Task context.
+ * userspace:
+ *  - no lockdep: no rcu_sleep_check(), no held locks, no irqtrace events;
+ *  - no task_struct: no idle-task or non_block checks (a simulated CPU's
+ *    idle loop calls no might-sleep code), the thread's id and name for
+ *    the task's pid and comm;
+ *  - no CONFIG_DEBUG_PREEMPT, so no record of where preemption went off;
+ *  - the shim's BUG() aborts, so no oops is ever in progress;
+ *  - printed with fmt to stderr, the console, without printk's level.
+ */
+void __might_resched(const char *file, int line, unsigned int offsets)
+{
+	if ((resched_offsets_ok(offsets) && !irqs_disabled()) ||
+	    system_state == SYSTEM_BOOTING || system_state > SYSTEM_RUNNING)
+		return;
+
+	if (time_before(jiffies, kshim::mightReschedPrevJiffy + HZ) &&
+	    kshim::mightReschedPrevJiffy)
+		return;
+	kshim::mightReschedPrevJiffy = jiffies;
+
+	fmt::print(stderr, "BUG: sleeping function called from invalid context at {}:{}\n",
+		   file, line);
+	fmt::print(stderr, "in_atomic(): {:d}, irqs_disabled(): {:d}, non_block: {}, pid: {}, "
+		   "name: {}\n", in_atomic(), irqs_disabled(), 0, gettid(), currentComm());
+	fmt::print(stderr, "preempt_count: {:x}, expected: {:x}\n", preempt_count(),
+		   offsets & MIGHT_RESCHED_PREEMPT_MASK);
+
+	dump_stack();
+	kshim::addTaintWarn();	/* userspace: add_taint(TAINT_WARN, ...): a warning counted */
+}

@@ -4,9 +4,9 @@
  *
  * Port of kernel/smp.c, v7.3: smp_call_function_many_cond(), the single
  * call (its on-stack csd and the target's shared one), the CSD lock with
- * CONFIG_CSD_LOCK_WAIT_DEBUG on, the per-CPU call_single_queue and its
- * flush, and the on_each_cpu*() wrappers. The watchdog the CSD lock's
- * waits call is in csd_lock.cpp.
+ * CONFIG_CSD_LOCK_WAIT_DEBUG built in and off unless csdlock_debug=1, the
+ * per-CPU call_single_queue and its flush, and the on_each_cpu*()
+ * wrappers. The watchdog the CSD lock's debug waits call is in csd_lock.cpp.
  *
  * Deviations (each marked "userspace:" below):
  *  - IPIs are real-time signals, a "mask IPI" one signal per CPU;
@@ -16,17 +16,24 @@
  *  - the machine's counters (csds queued and run, IPIs sent) and a torture
  *    delay point sit beside the tracepoints.
  */
+#include <cerrno>
 #include <memory>
+#include <string>
+
+#include <fmt/format.h>
 
 #include <asm/barrier.h>
 #include <asm/processor.h>
+#include <kernel_shim/boot.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/machine.h>
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/torture.h>
 #include <linux/atomic.h>
 #include <linux/bug.h>
 #include <linux/irqflags.h>
 #include <linux/kconfig.h>
+#include <linux/kernel.h>
 #include <linux/llist.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
@@ -39,23 +46,93 @@
 #include "smp_internal.h"
 
 /*
- * userspace: CONFIG_CSD_LOCK_WAIT_DEBUG=y and CONFIG_CSD_LOCK_WAIT_DEBUG_DEFAULT=y,
- * with no csdlock_debug= to turn it off: the watchdog is what turns a lost IPI
- * signal into a report and a re-send, never a silent hang. The core sits below
- * the jump labels (alternative/), so the key is a constant that
- * static_branch_unlikely() tests.
+ * CONFIG_CSD_LOCK_WAIT_DEBUG=y with CONFIG_CSD_LOCK_WAIT_DEBUG_DEFAULT=n, as a
+ * distribution kernel that builds the debugging in: off, so a cross-call
+ * takes the plain csd_lock() and csd_lock_wait() of a production kernel,
+ * until the boot parameter csdlock_debug=1 turns on the watchdog's waits
+ * (csd_lock.cpp), the record of the csd each CPU runs and the target's
+ * shared csd for asynchronous single calls.
  */
 #define CONFIG_CSD_LOCK_WAIT_DEBUG 1
 
 namespace {
 
+/*
+ * userspace: the core sits below the jump labels (alternative/), so the key
+ * is a plain bool, set by the boot parameter before any CPU but 0 runs and
+ * read by static_branch_unlikely(); enable and disable are stores to it.
+ */
 struct csd_debug_key {
 	bool enabled;
 };
 
-constexpr struct csd_debug_key csdlock_debug_enabled = {true};
-
 #define static_branch_unlikely(key) unlikely((key)->enabled)
+#define static_branch_enable(key) ((key)->enabled = true)
+#define static_branch_disable(key) ((key)->enabled = false)
+
+/* DEFINE_STATIC_KEY_MAYBE(CONFIG_CSD_LOCK_WAIT_DEBUG_DEFAULT, ...), the default n: off */
+struct csd_debug_key csdlock_debug_enabled = {false};
+
+/*
+ * Port of csdlock_debug(), kernel/smp.c, v7.3: csdlock_debug=N turns the
+ * debugging on for N != 0 and off for 0, N as get_option() reads it.
+ */
+int csdlock_debug(char *str)
+{
+	int ret;
+	unsigned int val = 0;
+
+	ret = get_option(&str, (int *)&val);	/* userspace: C++ cast, the kernel's is implicit */
+	if (ret) {
+		if (val)
+			static_branch_enable(&csdlock_debug_enabled);
+		else
+			static_branch_disable(&csdlock_debug_enabled);
+	}
+
+	return 1;
+}
+
+/*
+ * __setup("csdlock_debug=", csdlock_debug). userspace: a value with no
+ * integer for get_option() (which the kernel ignores, leaving the default)
+ * fails the boot with one line, as every bad boot parameter here does.
+ */
+int setCsdlockDebug(const char *val, std::string &err)
+{
+	std::string copy = val ? val : "";
+	char *probe = copy.data();
+	int v;
+
+	if (!val || !get_option(&probe, &v)) {
+		err = fmt::format("csdlock_debug{}{}: expected csdlock_debug=0 (off, the default) or "
+				  "csdlock_debug=1 (CSD-lock debugging and its watchdog)",
+				  val ? "=" : "", val ? val : "");
+		return -EINVAL;
+	}
+	copy = val;
+	csdlock_debug(copy.data());
+	return 0;
+}
+
+kshim::BootParamRegistrar csdlockDebugParam({
+	"csdlock_debug", setCsdlockDebug, [] { static_branch_disable(&csdlock_debug_enabled); },
+	"csdlock_debug=0|1: CSD-lock debugging and its watchdog (default 0, off)",
+});
+
+/* The machine line says when cross-calls take the debug path. */
+int csdlockDebugAttr(std::string &)
+{
+	if (static_branch_unlikely(&csdlock_debug_enabled))
+		kshim::setMachineAttr("csdlock_debug", "on");
+	return 0;
+}
+
+kshim::BootHookRegistrar csdlockDebugHook({"csdlock_debug", kshim::BootStage::Machine,
+					   csdlockDebugAttr});
+
+/* userspace: the machine's count of debug waits (kshim::csdLockDebugWaits()) */
+unsigned long nr_csd_debug_waits;
 
 /*
  * userspace: the shim's BUG() aborts, so no oops is ever in progress, and its
@@ -212,6 +289,7 @@ static void __csd_lock_wait(call_single_data_t *csd)
 
 	guard(preempt)();
 
+	__atomic_fetch_add(&nr_csd_debug_waits, 1, __ATOMIC_RELAXED);	/* userspace: the machine's count */
 	ts1 = ts0 = ktime_get_mono_fast_ns();
 	for (;;) {
 		if (csd_lock_wait_toolong(csd, ts0, &ts1, &bug_id, &nmessages))
@@ -693,6 +771,37 @@ void on_each_cpu_cond_mask(smp_cond_func_t cond_func, smp_call_func_t func, void
 	barrier();
 }
 
+/* Port of smp_call_function_many(), kernel/smp.c, v7.3 */
+void smp_call_function_many(const struct cpumask *mask,
+			    smp_call_func_t func, void *info, bool wait)
+{
+	smp_call_function_many_cond(mask, func, info, wait * SCF_WAIT, NULL);
+}
+
+/* Port of smp_call_function(), kernel/smp.c, v7.3 */
+void smp_call_function(smp_call_func_t func, void *info, int wait)
+{
+	smp_call_function_many_cond(cpu_online_mask, func, info,
+				    wait ? SCF_WAIT : 0, NULL);
+}
+
+/* Port of do_nothing(), kernel/smp.c, v7.3 */
+static void do_nothing(void *unused __maybe_unused)
+{
+}
+
+/*
+ * Port of kick_all_cpus_sync(), kernel/smp.c, v7.3: returns once every other
+ * online CPU has taken an IPI, so once each has left any section it ran
+ * with IRQs off (the INT3 handler, here the SIGTRAP handler).
+ */
+void kick_all_cpus_sync(void)
+{
+	/* The caller's stores are visible before the CPUs are kicked. */
+	smp_mb();
+	smp_call_function(do_nothing, NULL, 1);
+}
+
 DEFINE_PER_CPU(atomic_t, trigger_backtrace);
 
 /* arch/x86/include/asm/smp.h's: the IPI is a signal to the CPU's thread. */
@@ -711,6 +820,11 @@ void arch_send_call_function_ipi_mask(const struct cpumask *mask) noexcept
 }
 
 namespace kshim {
+
+unsigned long csdLockDebugWaits() noexcept
+{
+	return __atomic_load_n(&nr_csd_debug_waits, __ATOMIC_RELAXED);
+}
 
 void smpInit()
 {

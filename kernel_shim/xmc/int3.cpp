@@ -367,7 +367,8 @@ bool armedOpcodes(unsigned long site, u8 *oldOp, u8 *newOp)
  *	sync: waits for CPU1
  *
  * Once the batch drained (refs 0), a decline at a removed site is a late
- * trap, for text_poke_int3_gone() and R3's other checks.
+ * trap: the handler returns 0 and exc_int3() dies ("Oops: int3"), and R3's
+ * other checks say why.
  */
 bool xmcInt3Declined(unsigned long site) noexcept
 {

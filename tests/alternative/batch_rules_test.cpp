@@ -15,7 +15,9 @@
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/xmc.h>
 #include <kernel_shim/xmc_verdict.h>
+#include <linux/irqflags.h>
 #include <linux/kdebug.h>
+#include <linux/preempt.h>
 #include <pokelab/bug_switches.h>
 #include <pokelab/text_poke_stats.h>
 
@@ -264,6 +266,84 @@ TEST_F(BatchRules, NopsOtherThanNop2AndNop5AreABug)
 	smp_text_poke_batch_finish();
 	mutex_unlock(&text_mutex);
 	EXPECT_EQ(call_slot(2, 1), 2);
+}
+
+/*
+ * issue 33 item 1: finish's cond_resched() is upstream's, with the might-sleep
+ * check of a debug kernel. A caller that holds preemption (or interrupts) off
+ * across the batch, as a wrong patch would:
+ *
+ *	mutex_lock(&text_mutex);
+ *	preempt_disable();
+ *	smp_text_poke_batch_add(...);
+ *	smp_text_poke_batch_finish();
+ *	preempt_enable();
+ *	mutex_unlock(&text_mutex);
+ *
+ * is named as the kernel names it, at finish's cond_resched(), and counts as
+ * a warning; the same batch from a preemptible caller reports nothing.
+ */
+TEST_F(BatchRules, CondReschedNamesFinishCalledWithPreemptionOff)
+{
+	unsigned char jmp[2][5];
+	unsigned long warns = kshim::warnCount();
+
+	jmp_neg(1, jmp[0]);
+	jmp_neg(2, jmp[1]);
+	testing::internal::CaptureStderr();
+	mutex_lock(&text_mutex);
+	smp_text_poke_batch_add(site(1), jmp[0], 5, NULL);
+	smp_text_poke_batch_finish();
+	mutex_unlock(&text_mutex);
+	EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+	EXPECT_EQ(kshim::warnCount(), warns);
+
+	testing::internal::CaptureStderr();
+	mutex_lock(&text_mutex);
+	preempt_disable();
+	smp_text_poke_batch_add(site(2), jmp[1], 5, NULL);
+	smp_text_poke_batch_finish();
+	preempt_enable();
+	mutex_unlock(&text_mutex);
+	std::string out = testing::internal::GetCapturedStderr();
+
+	EXPECT_NE(out.find("BUG: sleeping function called from invalid context at "),
+		  std::string::npos) << out;
+	EXPECT_NE(out.find("alternative/alternative.cpp:"), std::string::npos) << out;
+	EXPECT_NE(out.find("in_atomic(): 1, irqs_disabled(): 0, non_block: 0, pid: "),
+		  std::string::npos) << out;
+	EXPECT_NE(out.find("preempt_count: 1, expected: 0"), std::string::npos) << out;
+	EXPECT_NE(out.find("CPU: 0 PID: "), std::string::npos) << out;
+	EXPECT_NE(out.find("Call Trace:"), std::string::npos) << out;
+	EXPECT_EQ(kshim::warnCount(), warns + 1);
+	/* the batch itself went out */
+	EXPECT_EQ(call_slot(1, 1), -1);
+	EXPECT_EQ(call_slot(2, 1), -1);
+}
+
+/* Interrupts off are as wrong: the irqs_disabled() half of the check. */
+TEST_F(BatchRules, CondReschedNamesFinishCalledWithIrqsOff)
+{
+	unsigned char jmp[5];
+	unsigned long warns = kshim::warnCount();
+	unsigned long flags;
+
+	jmp_neg(3, jmp);
+	testing::internal::CaptureStderr();
+	mutex_lock(&text_mutex);
+	local_irq_save(flags);
+	smp_text_poke_batch_add(site(3), jmp, 5, NULL);
+	smp_text_poke_batch_finish();
+	local_irq_restore(flags);
+	mutex_unlock(&text_mutex);
+	std::string out = testing::internal::GetCapturedStderr();
+
+	EXPECT_NE(out.find("BUG: sleeping function called from invalid context at "),
+		  std::string::npos) << out;
+	EXPECT_NE(out.find("in_atomic(): 0, irqs_disabled(): 1, "), std::string::npos) << out;
+	/* and the sync's cross-call WARNs (once a run) that it was made with IRQs off */
+	EXPECT_GE(kshim::warnCount(), warns + 1);
+	EXPECT_EQ(call_slot(3, 1), -1);
 }
 
 } /* namespace */

@@ -383,6 +383,7 @@ TEST_F(BugReplay, Fix285a54efe386NullDescriptorRace)
 	 * nr_entries != 0 and now reads a NULL vec, the kernel's
 	 * "RIP: poke_int3_handler+0x39".
 	 */
+	pokelabBugsReset();	/* reset_slots()'s batch: no legacy mode, no CPU 1 run */
 	reset_slots();
 	pokelab_bugs.null_vec_285a54efe386 = true;
 	EXPECT_EXIT(null_vec_race(), BAD_ACCESS_EXIT, BAD_ACCESS_MSG);
@@ -432,6 +433,7 @@ TEST_F(BugReplay, FixEfd608fa7403StackDescriptorUseAfterScope)
 	 * inc_not_zero hits the reused stack's garbage (non-zero: "success"),
 	 * corrupts it and follows its garbage vec.
 	 */
+	pokelabBugsReset();	/* reset_slots()'s batch: no legacy mode, no CPU 1 run */
 	reset_slots();
 	pokelab_bugs.stack_desc_efd608fa7403 = true;
 	EXPECT_EXIT(stack_desc_race(), BAD_ACCESS_EXIT, BAD_ACCESS_MSG);

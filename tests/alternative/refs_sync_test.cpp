@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <asm/ptrace.h>
 #include <asm/text-patching.h>
 #include <workloads/bpf_stats.h>
 #include <kernel_shim/boot.h>
@@ -79,6 +80,61 @@ TEST_F(SyncMembarrier, ReportedAndCorrect)
 	EXPECT_NE(kshim::machineLine().find(mb ? "sync membarrier" : "sync ipi"),
 		  std::string::npos) << kshim::machineLine();
 	expectCleanFlips();
+}
+
+/*
+ * issue 33 item 8: a late INT3. CPU 1 executed a batch's INT3, and its
+ * handler runs only once the batch has finished: the refs are drained and
+ * the site holds its new bytes. Upstream's handler gets no ref and returns
+ * 0, so the trap goes on to do_int3() and dies as "Oops: int3"
+ * (kernel-map 7: the class of bug a sync that does not wait for the
+ * handler lets in). It must not rewind the CPU to the site and call the
+ * trap handled, whichever sync back-end the batch used.
+ */
+int lateTrapAfterFinish(int i, unsigned long *ip)
+{
+	unsigned char jmp[5];
+	struct pt_regs regs = {};
+	int ret;
+
+	pltest::gen_rel32(jmp, JMP32_INSN_OPCODE, pltest::site(i), pl_ret_neg);
+	mutex_lock(&text_mutex);
+	smp_text_poke_batch_add(pltest::site(i), jmp, 5, NULL);
+	smp_text_poke_batch_finish();
+	mutex_unlock(&text_mutex);
+	/* the trap reports the byte after the INT3 */
+	regs.ip = (unsigned long)pltest::site(i) + INT3_INSN_SIZE;
+	ret = smp_text_poke_int3_handler(&regs);
+	*ip = regs.ip;
+	return ret;
+}
+
+class LateInt3Ipi : public pltest::ScratchBooted
+{
+};
+
+TEST_F(LateInt3Ipi, HandlerDeclinesATrapAfterItsBatchFinished)
+{
+	unsigned long ip;
+
+	EXPECT_EQ(lateTrapAfterFinish(1, &ip), 0);
+	EXPECT_EQ(ip, (unsigned long)pltest::site(1) + INT3_INSN_SIZE);
+}
+
+class LateInt3Membarrier : public pltest::ScratchBooted
+{
+protected:
+	std::string extraParams() const override { return "pokelab.sync=membarrier"; }
+};
+
+TEST_F(LateInt3Membarrier, HandlerDeclinesATrapAfterItsBatchFinished)
+{
+	unsigned long ip;
+
+	if (!pokelab::textPokeStats().syncMembarrier)
+		GTEST_SKIP() << "the host refuses MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE";
+	EXPECT_EQ(lateTrapAfterFinish(1, &ip), 0);
+	EXPECT_EQ(ip, (unsigned long)pltest::site(1) + INT3_INSN_SIZE);
 }
 
 int setRefsMode(bool global)

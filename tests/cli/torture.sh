@@ -89,6 +89,7 @@ correct)
 	grep -q '^xmc: .* 0 violations -> PASS$' "$out" || fail "torture $*: the model did not pass"
 	grep -q '^knobs: all in the state' "$out" || fail "torture $*: a knob did not end as asked"
 	! grep -q 'WARNING' "$out" || fail "torture $*: a WARNING"
+	! grep -q 'BUG:' "$out" || fail "torture $*: a BUG: report"
 	case " $* " in
 	*" --module "*)
 		grep -Eq '^module .*: [1-9][0-9]* loads?, [1-9][0-9]* unloads?, .*, [1-9][0-9]* static call updates?, [1-9][0-9]* runs? by the CPUs$' "$out" ||

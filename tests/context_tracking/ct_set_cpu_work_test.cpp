@@ -14,7 +14,11 @@
 #include <asm/tlbflush.h>
 #include <kernel_shim/cpu.h>
 #include <linux/context_tracking.h>
+#include <linux/bug.h>
 #include <linux/irqflags.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
+#include <linux/smp.h>
 
 #include <pokelab/ct_entry.h>
 
@@ -335,6 +339,49 @@ TEST_F(CtTorture, SmallWatchingCounterWrapsWithoutBreakingDeferral)
 	EXPECT_GT(seen[0] + seen[2], 0);
 	EXPECT_GT(seen[0], 0);
 	EXPECT_GT(seen[2], 0);
+}
+
+/*
+ * issue 33 item 6: ct_user_enter()/ct_user_exit() called from an interrupt
+ * (an exception taken in an IRQ, in the kernel's words) return at once, as
+ * upstream's: the IRQ's own ct_irq_enter()/exit() keep RCU watching, and a
+ * user transition there would put the CPU in user mode with the IRQ still
+ * running.
+ */
+struct UserCallInIrq {
+	int stateAfterEnter;
+	bool watchingAfterEnter;
+	int stateAfterExit;
+	bool inInterrupt;
+};
+
+void ct_user_calls_in_irq(void *info)
+{
+	struct UserCallInIrq *r = (struct UserCallInIrq *)info;
+
+	r->inInterrupt = in_interrupt();
+	ct_user_enter(CT_STATE_USER);
+	r->stateAfterEnter = __ct_state();
+	r->watchingAfterEnter = rcu_is_watching();
+	ct_user_exit(CT_STATE_USER);
+	r->stateAfterExit = __ct_state();
+}
+
+TEST_F(CtV7, UserEnterAndExitInAnInterruptDoNothing)
+{
+	struct UserCallInIrq r = {-1, false, -1, false};
+	unsigned long warns = kshim::warnCount();
+	Parked p(2, Where::Kernel);
+
+	ASSERT_EQ(smp_call_function_single(2, ct_user_calls_in_irq, &r, 1), 0);
+	p.release();
+
+	EXPECT_TRUE(r.inInterrupt);
+	EXPECT_EQ(r.stateAfterEnter, CT_STATE_KERNEL);
+	EXPECT_TRUE(r.watchingAfterEnter);
+	EXPECT_EQ(r.stateAfterExit, CT_STATE_KERNEL);
+	EXPECT_EQ(ct_state_cpu(2), CT_STATE_KERNEL);
+	EXPECT_EQ(kshim::warnCount(), warns);
 }
 
 } /* namespace */

@@ -7,7 +7,8 @@
  * target busy with an earlier csd is named with it and gets no re-sent IPI;
  * csd_lock_is_stuck() says so while it lasts; a healthy call reports
  * nothing; panic_on_ipistall aborts at the first report, =MS once the lock
- * has been stuck MS ms.
+ * has been stuck MS ms. All of it with csdlock_debug=1; without, the
+ * production path: no debug wait, no watchdog.
  */
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu.h>
+#include <kernel_shim/machine.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
 
@@ -49,8 +51,83 @@ namespace {
 class CsdWatchdogTest : public pokelab::test::Booted
 {
 protected:
-	std::string extraParams() const override { return "csd_lock_timeout=200"; }
+	std::string extraParams() const override { return "csdlock_debug=1 csd_lock_timeout=200"; }
 };
+
+/*
+ * issue 33 item 9: with csdlock_debug=1 every wait is the debug one
+ * (__csd_lock_wait(), the watchdog's loop), and the machine line says so.
+ */
+TEST_F(CsdWatchdogTest, DebugOnTakesTheWatchdogsWaitAndSaysSo)
+{
+	unsigned long waits = kshim::csdLockDebugWaits();
+
+	for (int i = 0; i < 10; i++)
+		on_each_cpu(csd_watchdog_test_func, nullptr, 1);
+	EXPECT_GE(kshim::csdLockDebugWaits() - waits, 10u * (nr_cpu_ids - 1));
+	EXPECT_NE(kshim::machineLine().find(", csdlock_debug on"), std::string::npos)
+		<< kshim::machineLine();
+}
+
+/* The default, as a production kernel's: off, the plain csd_lock_wait() of kernel/smp.c. */
+class CsdLockDebugOff : public pokelab::test::Booted
+{
+};
+
+TEST_F(CsdLockDebugOff, ProductionPathByDefault)
+{
+	unsigned long waits = kshim::csdLockDebugWaits();
+	int stalls = kshim::csdLockStallCount();
+
+	csdWatchdogRan = 0;
+	for (int i = 0; i < 10; i++) {
+		on_each_cpu(csd_watchdog_test_func, nullptr, 1);
+		ASSERT_EQ(smp_call_function_single(1, csd_watchdog_test_func, nullptr, 0), 0);
+	}
+	ASSERT_EQ(smp_call_function_single(1, csd_watchdog_test_func, nullptr, 1), 0);
+	EXPECT_EQ(csdWatchdogRan, 10 * (int)nr_cpu_ids + 11);
+	EXPECT_EQ(kshim::csdLockDebugWaits(), waits);
+	EXPECT_EQ(kshim::csdLockStallCount(), stalls);
+	EXPECT_EQ(kshim::machineLine().find("csdlock_debug"), std::string::npos)
+		<< kshim::machineLine();
+}
+
+class CsdLockDebugZero : public pokelab::test::Booted
+{
+protected:
+	std::string extraParams() const override { return "csdlock_debug=1 csdlock_debug=0"; }
+};
+
+/* The last one counts, as the kernel's __setup() handlers run in order. */
+TEST_F(CsdLockDebugZero, ZeroTurnsItOff)
+{
+	unsigned long waits = kshim::csdLockDebugWaits();
+
+	on_each_cpu(csd_watchdog_test_func, nullptr, 1);
+	EXPECT_EQ(kshim::csdLockDebugWaits(), waits);
+}
+
+/* get_option()'s integers, as the kernel reads csdlock_debug=; no integer is a boot error. */
+TEST(CsdLockDebugParam, GetOptionValuesAndBadInput)
+{
+	std::string err;
+
+	for (const char *on : {"1", "2", "0x1", "1,2", "-1"}) {
+		ASSERT_EQ(kshim::boot(fmt::format("nr_cpus=2 csdlock_debug={}", on), &err, true), 0)
+			<< on << ": " << err;
+		EXPECT_NE(kshim::machineLine().find("csdlock_debug on"), std::string::npos) << on;
+		kshim::shutdown();
+	}
+	ASSERT_EQ(kshim::boot("nr_cpus=2 csdlock_debug=0x0", &err, true), 0) << err;
+	EXPECT_EQ(kshim::machineLine().find("csdlock_debug"), std::string::npos);
+	kshim::shutdown();
+	EXPECT_EQ(kshim::boot("nr_cpus=2 csdlock_debug=yes", &err, true), -EINVAL);
+	EXPECT_EQ(err, "csdlock_debug=yes: expected csdlock_debug=0 (off, the default) or "
+		       "csdlock_debug=1 (CSD-lock debugging and its watchdog)");
+	EXPECT_EQ(kshim::boot("nr_cpus=2 csdlock_debug", &err, true), -EINVAL);
+	EXPECT_EQ(err, "csdlock_debug: expected csdlock_debug=0 (off, the default) or "
+		       "csdlock_debug=1 (CSD-lock debugging and its watchdog)");
+}
 
 TEST_F(CsdWatchdogTest, TimeoutParameterTakesEffect)
 {
@@ -164,7 +241,7 @@ TEST(CsdWatchdogDeathTest, PanicOnIpistallAborts)
 		{
 			std::string err;
 
-			if (kshim::boot(fmt::format("nr_cpus={} csd_lock_timeout=100 "
+			if (kshim::boot(fmt::format("nr_cpus={} csdlock_debug=1 csd_lock_timeout=100 "
 						    "panic_on_ipistall",
 						    pokelab::test::testCpus()),
 					&err, true))
@@ -186,7 +263,7 @@ TEST(CsdWatchdogDeathTest, PanicOnIpistallMsAbortsOnceStuckThatLong)
 		{
 			std::string err;
 
-			if (kshim::boot(fmt::format("nr_cpus={} csd_lock_timeout=100 "
+			if (kshim::boot(fmt::format("nr_cpus={} csdlock_debug=1 csd_lock_timeout=100 "
 						    "panic_on_ipistall=300",
 						    pokelab::test::testCpus()),
 					&err, true))

@@ -161,6 +161,28 @@ TEST_F(IrqModelTest, PreemptCountNestsAndWarnsOnUnderflow)
 	EXPECT_NE(out.find("WARNING"), std::string::npos);
 }
 
+/*
+ * in_task() is the kernel's, from the preempt count: false in an NMI
+ * (irqentry_nmi_enter() adds NMI_OFFSET + HARDIRQ_OFFSET, the simulated
+ * NMIs' entry does the same), in a hardirq and while a softirq is served;
+ * true with only preemption off. It was the IPI handler's flag alone, true
+ * in an NMI, so torture's module reader slept (cond_resched()) in one.
+ */
+TEST_F(IrqModelTest, InTaskIsFalseInAnNmiAHardirqOrASoftirq)
+{
+	EXPECT_TRUE(in_task());
+	preempt_disable();
+	EXPECT_TRUE(in_task());
+	preempt_enable();
+	for (int off : {(int)(NMI_OFFSET + HARDIRQ_OFFSET), (int)HARDIRQ_OFFSET,
+			(int)SOFTIRQ_OFFSET}) {
+		__preempt_count_add(off);
+		EXPECT_FALSE(in_task()) << std::hex << off;
+		__preempt_count_sub(off);
+	}
+	EXPECT_TRUE(in_task());
+}
+
 TEST_F(IrqModelTest, WaitingWithIrqsDisabledWarns)
 {
 	unsigned long warns = kshim::warnCount();

@@ -21,6 +21,10 @@ from portlib.where import port_defs, covering  # noqa: E402
 NOT_PORTS = {
 	'kernel_shim/kernel/smp.cpp:static_branch_unlikely':
 		'a local stand-in over a plain bool for the CSD debug key, not the jump label',
+	'kernel_shim/kernel/smp.cpp:static_branch_enable':
+		'csdlock_debug=\'s store to that bool, not the jump label',
+	'kernel_shim/kernel/smp.cpp:static_branch_disable':
+		'csdlock_debug=\'s store to that bool, not the jump label',
 	'module/unload.cpp:delete_module':
 		'two definitions: the port of the system call, and pokelab\'s overload by module',
 }

@@ -13,8 +13,9 @@
  *	CPU 0 (housekeeping)	 the "kernel build": in turn
  *	  static-key flip	   bpf_stats_enabled_key, 164 sites, 3 deferrable syncs
  *	  module load		   text from execmem's ROX cache (text_poke_copy()),
- *				   data and rodata read-write; text_poke() a
- *				   relocation + smp_text_poke_sync_each_cpu_deferrable();
+ *				   data and rodata read-write; a relocation of the
+ *				   live module, apply_relocate_add() (text_poke() +
+ *				   smp_text_poke_sync_each_cpu_deferrable());
  *				   unload: text back to the cache under INT3, each
  *				   data region vfree()d with VM_FLUSH_RESET_PERMS ->
  *				   flush_tlb_kernel_range() of it and the lazy areas

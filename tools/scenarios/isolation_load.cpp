@@ -21,10 +21,10 @@
 #include <linux/cpumask.h>
 #include <linux/execmem.h>
 #include <linux/filter.h>
-#include <linux/mutex.h>
 #include <linux/smp.h>
 #include <linux/vmalloc.h>
 #include <pokelab/ct_entry.h>
+#include <pokelab/module_load.h>
 #include <pokelab/text_poke_stats.h>
 
 #include <workloads/bpf_prog.h>
@@ -233,13 +233,34 @@ void opModuleLoad(const struct cpumask *nohz, std::vector<IsoState> &iso, Isolat
 	text_poke_copy(text, ko, sizeof(code));
 	memcpy(data, &reloc, sizeof(reloc));
 
-	/* write_relocate_add() on the live module: text_poke() + deferrable sync. */
+	/*
+	 * A relocation of the live module (livepatch's klp_apply_section_relocs()):
+	 * apply_relocate_add() -> write_relocate_add(), text_poke() and the
+	 * deferrable sync (module/module_x86.cpp). Its section headers: the
+	 * text, the symbol table (one absolute symbol, the immediate's value)
+	 * and one R_X86_64_32 into "mov eax, imm32".
+	 */
+	Elf64_Sym syms[2] = {};
+	Elf64_Rela rela = {};
+	Elf64_Shdr sechdrs[4] = {};
+	struct module mod = {};
+
+	syms[1].st_shndx = SHN_ABS;
+	syms[1].st_value = reloc;
+	rela.r_offset = 1;
+	rela.r_info = ELF64_R_INFO(1, R_X86_64_32);
+	sechdrs[1].sh_addr = (Elf64_Addr)text;
+	sechdrs[2].sh_addr = (Elf64_Addr)syms;
+	sechdrs[3].sh_addr = (Elf64_Addr)&rela;
+	sechdrs[3].sh_size = sizeof(rela);
+	sechdrs[3].sh_info = 1;
+	mod.state = MODULE_STATE_LIVE;
+	strcpy(mod.name, "isolation");
+
 	windowOpen(nohz, iso);
 	vfree(ko);	/* free_copy(): lazy, in the window (it may queue the drain) */
-	mutex_lock(&text_mutex);
-	text_poke((u8 *)text + 1, data, sizeof(reloc));
-	smp_text_poke_sync_each_cpu_deferrable();
-	mutex_unlock(&text_mutex);
+	if (apply_relocate_add(sechdrs, "", 2, 3, &mod))
+		c.badRuns++;
 	windowClose();
 	/* MODULE_STATE_LIVE: its code may run anywhere from now on. */
 	kshim::xmcTextPublish(text, 4096);

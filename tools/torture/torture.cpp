@@ -12,8 +12,10 @@
  *
  * Every decision comes from a per-CPU stream keyed by (seed, CPU, index);
  * with --ops K each CPU makes exactly K and the run prints a digest of them.
- * The verdict is the cross-modifying-code model's (kernel_shim/xmc.h) and
- * the knobs' end states: SUCCESS or FAILURE, exit 0 or 1; 2 for bad input.
+ * The verdict is the cross-modifying-code model's (kernel_shim/xmc.h), the
+ * knobs' end states and the console's (a WARNING: or BUG: report fails the
+ * run, as in rcutorture's console scan): SUCCESS or FAILURE, exit 0 or 1;
+ * 2 for bad input.
  */
 #include <algorithm>
 #include <atomic>
@@ -100,6 +102,7 @@ struct alignas(64) CpuWork {
 std::vector<CpuWork> work;
 std::atomic<bool> stopAll;
 std::atomic<unsigned long> violationsSeen;
+unsigned long warnsAtBoot;	/* kshim::warnCount() before the boot */
 u64 seedUsed;
 
 /* The @idx-th decision of @cpu, folded into its digest. */
@@ -425,6 +428,12 @@ int run()
 
 	bool paramCpus = false;
 
+	/*
+	 * A debug kernel, as rcutorture's: CSD-lock debugging on, so that a
+	 * cross-call stuck on a CPU is reported (and its IPI re-sent) instead of
+	 * hanging the run. First, so that a csdlock_debug=0 given wins.
+	 */
+	cmdline = "csdlock_debug=1 ";
 	/* The options win over the same boot parameters: they come last, and the last one counts. */
 	for (const std::string &p : opts.params) {
 		cmdline += p + " ";
@@ -460,6 +469,8 @@ int run()
 		fmt::print(stderr, "pokelab: --timeline {}: {}\n", opts.timeline, err);
 		return 2;
 	}
+	/* the console's WARN/BUG reports from the boot on count against the run */
+	warnsAtBoot = kshim::warnCount();
 	if (kshim::boot(cmdline, &err, true)) {
 		fmt::print(stderr, "pokelab: {}\n", err);
 		return 2;
@@ -583,8 +594,14 @@ int run()
 	std::vector<std::string> bad = violationsSeen.load() ? std::vector<std::string>{}
 							      : checkKnobs();
 
+	/*
+	 * As rcutorture's console scan: any WARNING: or BUG: report (a WARN(),
+	 * a might-sleep check) fails the run, whatever the model says.
+	 */
+	unsigned long warns = kshim::warnCount() - warnsAtBoot;
+
 	bad.insert(bad.end(), modBad.begin(), modBad.end());
-	bool success = x.violations == 0 && bad.empty() && x.writes > 0;
+	bool success = x.violations == 0 && bad.empty() && warns == 0 && x.writes > 0;
 	unsigned long decisions = 0, shown = std::min(violationsSeen.load(), kShown);
 	u64 digest = 0xcbf29ce484222325ull;
 	bool complete = true;
@@ -616,6 +633,9 @@ int run()
 		fmt::print("{}\n", moduleWriterSummary());
 	for (const std::string &b : bad)
 		fmt::print("knob: {}\n", b);
+	if (warns)
+		fmt::print("console: {} (the WARNING: and BUG: lines above)\n",
+			   kshim::nOf(warns, "WARN/BUG report"));
 	if (!violationsSeen.load()) {
 		std::string s;
 
@@ -650,10 +670,11 @@ int run()
 	}
 	if (success && !pokelab::stopRequested())
 		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
-	else if (!success && (x.violations || !bad.empty() || !pokelab::stopRequested()))
+	else if (!success && (x.violations || !bad.empty() || warns || !pokelab::stopRequested()))
 		fmt::print("torture: FAILURE (seed {}): {}\n", seedUsed,
 			   x.violations ? kshim::nOf(x.violations, "violation")
 			   : !bad.empty()     ? "a knob did not end as asked"
+			   : warns ? kshim::nOf(warns, "WARN/BUG report") + " on the console"
 			   : !kshim::xmcEnabled ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
 						: "NOTHING CHECKED: no text was written");
 	if (pokelab::stopRequested())
@@ -719,7 +740,8 @@ void addTortureCommand(CLI::App &app)
 		->check(elfObject());
 	cmd->add_option("params", opts.params,
 			"Boot parameters, kernel command-line style (pokelab.busted=NAME, "
-			"pokelab.sync=membarrier, pokelab.eret=serialising ...)");
+			"pokelab.sync=membarrier, pokelab.eret=serialising ...); torture boots "
+			"with csdlock_debug=1 unless csdlock_debug=0 is given");
 	cmd->footer(bustedHelp());
 }
 

@@ -42,6 +42,7 @@
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
+#include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/static_call.h>
 #include <pokelab/module_calls.h>

@@ -110,11 +110,14 @@ void nmiSelf() noexcept;
 unsigned long nmiCount(int cpu) noexcept;
 
 /*
- * The CSD-lock watchdog (kernel/smp.c CONFIG_CSD_LOCK_WAIT_DEBUG): the
- * csd_lock_timeout boot parameter in ms, and how many stuck CSD locks were
- * reported since the process started. Any thread; async-signal-safe.
+ * The CSD-lock watchdog (kernel/smp.c CONFIG_CSD_LOCK_WAIT_DEBUG, on with the
+ * boot parameter csdlock_debug=1): the csd_lock_timeout boot parameter in
+ * ms, how many stuck CSD locks were reported since the process started, and
+ * how many debug waits (__csd_lock_wait(), the watchdog's loop) cross-calls
+ * made: none while the debugging is off. Any thread; async-signal-safe.
  */
 unsigned long csdLockTimeoutMs() noexcept;
 int csdLockStallCount() noexcept;
+unsigned long csdLockDebugWaits() noexcept;
 
 } /* namespace kshim */

@@ -19,8 +19,17 @@
 namespace kshim {
 [[noreturn]] void bugAt(const char *file, int line, const char *func, const char *cond) noexcept;
 void warnAt(const char *file, int line, const char *func, const char *cond) noexcept;
-/* Warnings printed since boot (all sites). */
+/*
+ * Warnings printed since boot (all sites): WARN()s, and the other reports
+ * that taint the kernel with TAINT_WARN (addTaintWarn()).
+ */
 unsigned long warnCount() noexcept;
+/*
+ * kernel/panic.c's add_taint(TAINT_WARN, ...) for a report that is not a
+ * WARN() (a "BUG: sleeping function called from invalid context"): counted
+ * as a warning. Any context.
+ */
+void addTaintWarn() noexcept;
 /*
  * Run @fn on the way down, after BUG()'s report and before the abort (also
  * for an unclaimed INT3 and a fatal signal), in the order added: the

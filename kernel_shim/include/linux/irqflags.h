@@ -33,8 +33,6 @@ bool inTask() noexcept;
 #define local_irq_enable() kshim::archLocalIrqRestore(0)
 #define irqs_disabled() kshim::archIrqsDisabled()
 #define raw_irqs_disabled() irqs_disabled()
-/* True unless the calling CPU is inside its IPI (interrupt) handler. */
-#define in_task() kshim::inTask()
 #define raw_local_irq_save(flags) local_irq_save(flags)
 #define raw_local_irq_restore(flags) local_irq_restore(flags)
 #define lockdep_assert_irqs_enabled() WARN_ON_ONCE(irqs_disabled())

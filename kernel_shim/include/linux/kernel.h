@@ -26,3 +26,16 @@ enum system_states {
 };
 
 extern enum system_states system_state;
+
+/*
+ * include/linux/kernel.h's might-sleep check, with CONFIG_DEBUG_ATOMIC_SLEEP=y
+ * as a debug kernel has it (kernel_shim/kernel/sched.cpp): @offsets is the
+ * preempt count the caller is allowed to hold (0 for cond_resched()).
+ */
+#define MIGHT_RESCHED_RCU_SHIFT		8
+#define MIGHT_RESCHED_PREEMPT_MASK	((1U << MIGHT_RESCHED_RCU_SHIFT) - 1)
+
+void __might_resched(const char *file, int line, unsigned int offsets);
+
+/* lib/cmdline.c: an integer option of the command line (kernel_shim/kernel/boot.cpp) */
+int get_option(char **str, int *pint);

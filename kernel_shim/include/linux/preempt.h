@@ -107,6 +107,13 @@ underflow:
 #define in_hardirq() (preempt_count() & HARDIRQ_MASK)
 #define in_nmi() (preempt_count() & NMI_MASK)
 #define in_interrupt() (preempt_count() & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_MASK))
+/* Any preempt count at all: preemption off or an interrupt (include/linux/preempt.h's) */
+#define in_atomic() (preempt_count() != 0)
+/*
+ * Port of in_task(), include/linux/preempt.h, v7.3 (!CONFIG_PREEMPT_RT): task
+ * context, not an NMI, a hardirq or a softirq being served.
+ */
+#define in_task()		(!(preempt_count() & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET)))
 
 /* Port of interrupt_context_level(), include/linux/preempt.h: 0 task, 1 softirq, 2 hardirq, 3 NMI */
 static __always_inline unsigned char interrupt_context_level(void)

@@ -27,6 +27,7 @@
 #include <urcu/pointer.h>
 
 #include <linux/compiler.h>
+#include <linux/kernel.h>
 
 /*
  * userspace: laid out as liburcu's struct rcu_head (a queue link, then the
@@ -58,8 +59,23 @@ bool rcu_is_watching(void);
  * userspace: the kernel's rcu_qs(); exported for loops in CPU tasks.
  */
 void rcu_quiescent_state(void);
-/* A CPU task's voluntary preemption point: reports a quiescent state. */
-int cond_resched(void);
+/*
+ * A CPU task's voluntary preemption point: reports a quiescent state.
+ * userspace: kernel/sched/core.c's, declared here (the shim has no
+ * linux/sched.h); what it does is kernel_shim/kernel/rcu.cpp's.
+ */
+int __cond_resched(void);
+
+/*
+ * Port of cond_resched(), include/linux/sched.h, v7.3 (!CONFIG_PREEMPTION,
+ * CONFIG_DEBUG_ATOMIC_SLEEP=y): the might-sleep check, then the preemption
+ * point. userspace: no livepatch task switch (klp_sched_try_switch()), so
+ * _cond_resched() is __cond_resched().
+ */
+#define cond_resched() ({					\
+	__might_resched(__FILE__, __LINE__, 0);			\
+	__cond_resched();					\
+})
 
 namespace kshim {
 /*

@@ -122,6 +122,17 @@ int smp_call_function_single(int cpu, smp_call_func_t func, void *info, bool wai
 void on_each_cpu_cond_mask(smp_cond_func_t cond_func, smp_call_func_t func, void *info, bool wait,
 			   const struct cpumask *mask);
 
+/* Run @func(@info) on the online CPUs of @mask but this one; with @wait, once all have. */
+void smp_call_function_many(const struct cpumask *mask, smp_call_func_t func, void *info,
+			    bool wait);
+/* Run @func(@info) on every other online CPU; with @wait, return once all have. */
+void smp_call_function(smp_call_func_t func, void *info, int wait);
+/*
+ * Return once every other online CPU has taken an (empty) IPI: each has
+ * left whatever it ran with IRQs off. Task context, IRQs on.
+ */
+void kick_all_cpus_sync(void);
+
 static inline void on_each_cpu(smp_call_func_t func, void *info, int wait)
 {
 	on_each_cpu_cond_mask(NULL, func, info, wait, cpu_online_mask);
