@@ -8,10 +8,11 @@
  * (the owner word's cmpxchg), and each is recorded as the full fence it is
  * (kernel_shim/cpu_events.h).
  *
- * userspace: the hung-task detector (kernel_shim/watchdog.h) sees each
- * lock: mutex_lock() records its wait while blocked, and the owner's CPU
- * and place (its caller's, std::source_location) once it has it;
- * DEFINE_MUTEX() names the lock for the reports.
+ * userspace: lockdep and the hung-task detector (kernel_shim/watchdog.h)
+ * see each lock: DEFINE_MUTEX() names a lock class (a mutex in some other
+ * object has none: lockdep does not follow it); mutex_lock() checks the
+ * two order rules before it waits, records its wait while blocked, and the
+ * owner's CPU and place (its caller's, std::source_location) once it has it.
  */
 #pragma once
 
@@ -31,8 +32,9 @@ struct mutex {
 	 * (text_mutex: take down the text's writable view, text_alias.h).
 	 */
 	void (*on_release)(void) = nullptr;
-	/* userspace: DEFINE_MUTEX()'s name, and the reports' owner */
+	/* userspace: lockdep's class (DEFINE_MUTEX()'s name) and the reports' owner */
 	const char *name = nullptr;
+	std::atomic<int> lockdep_class{0};
 	std::atomic<int> owner_cpu{-1};
 	std::atomic<const char *> owner_file{nullptr};
 	std::atomic<const char *> owner_func{nullptr};
@@ -46,6 +48,9 @@ namespace kshim {
 const void *currentTask() noexcept;
 /* The calling thread's count of struct mutexes held (workqueue.cpp: a task that holds none may lend its CPU). */
 void mutexHeldAdd(int n) noexcept;
+/* lockdep (kernel_shim/kernel/lockdep.cpp): before the wait, and at the release */
+void lockdepAcquire(struct mutex *m, const std::source_location &loc) noexcept;
+void lockdepRelease(struct mutex *m) noexcept;
 /* The owner's CPU and place, for the reports. */
 void mutexOwnerSet(struct mutex *m, const std::source_location &loc) noexcept;
 } /* namespace kshim */
@@ -53,6 +58,7 @@ void mutexOwnerSet(struct mutex *m, const std::source_location &loc) noexcept;
 static inline void mutex_lock(struct mutex *m,
 			      const std::source_location &loc = std::source_location::current())
 {
+	kshim::lockdepAcquire(m, loc);
 	if (!m->lock.try_lock()) {
 		int w = kshim::waitBeginAt(kshim::WaitKind::Mutex, loc, m->name, m);
 
@@ -78,6 +84,7 @@ static inline void mutex_unlock(struct mutex *m)
 	WARN_ON_ONCE(m->owner.load(std::memory_order_relaxed) != kshim::currentTask());
 	if (m->on_release)
 		m->on_release();
+	kshim::lockdepRelease(m);
 	m->owner_cpu.store(-1, std::memory_order_relaxed);
 	m->owner.store(nullptr, std::memory_order_relaxed);
 	kshim::cpuFenceEvent();
