@@ -593,7 +593,8 @@ static __always_inline void put_text_poke_array(void)
 
 	/* Our reads of the array are done before the ref goes; pairs with the drain in finish. */
 	smp_mb__before_atomic();
-	raw_atomic_dec(refs);
+	if (!BUSTED(REFS_LEAK_PUT))	/* userspace: BUSTED, the decrement lost */
+		raw_atomic_dec(refs);
 	text_poke_refs_written(text_poke_refs_this_line());	/* userspace: census */
 }
 

@@ -75,6 +75,13 @@ const BustedVariant variants[] = {
 	{POKELAB_BUSTED_RET0_EMULATE_NOP, "ret0-emulate-nop",
 	 "__static_call_transform() asks the INT3 handler to emulate a RET0 site as a NOP5, "
 	 "not as the call of __static_call_return0 (rax left as it was)", nullptr},
+	/* wedges: the lockup detectors name them (kernel_shim/watchdog.h), not the model */
+	{POKELAB_BUSTED_REFS_LEAK_PUT, "refs-leak-put",
+	 "put_text_poke_array() loses its decrement: the next refs drain waits forever "
+	 "(a soft lockup)", nullptr},
+	{POKELAB_BUSTED_JL_TEXT_MUTEX_HELD, "jl-text-mutex-held",
+	 "arch_jump_label_transform_queue() returns with text_mutex held (recursive locking)",
+	 nullptr},
 };
 
 enum pokelab_busted param;
