@@ -29,6 +29,8 @@
 #include <string>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <asm/cpufeature.h>
 #include <asm/insn.h>
 #include <asm/nops.h>
@@ -39,8 +41,11 @@
 #include <kernel_shim/busted.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/machine.h>
+#include <kernel_shim/port_map.h>
 #include <kernel_shim/sigsafe.h>
+#include <kernel_shim/symbols.h>
 #include <kernel_shim/torture.h>
+#include <kernel_shim/watchdog.h>
 #include <kernel_shim/xmc.h>
 #include <linux/atomic.h>
 #include <linux/context_tracking_work.h>
@@ -604,7 +609,8 @@ static __always_inline void put_text_poke_array(void)
 
 	/* Our reads of the array are done before the ref goes; pairs with the drain in finish. */
 	smp_mb__before_atomic();
-	raw_atomic_dec(refs);
+	if (!BUSTED(REFS_LEAK_PUT))	/* userspace: BUSTED, the decrement lost */
+		raw_atomic_dec(refs);
 	text_poke_refs_written(text_poke_refs_this_line());	/* userspace: census */
 }
 
@@ -735,6 +741,23 @@ void text_poke_count_int3_emulated(void)
 }
 
 /*
+ * userspace: where each CPU's INT3 handler last took its ref, and when, for
+ * the soft-lockup watchdog's report of a drain that never ends (the refs'
+ * namer below); with refs=global, the CPU that took the shared count last.
+ * Signal-safe: per-CPU stores and a vDSO clock read.
+ */
+static DEFINE_PER_CPU(unsigned long, text_poke_refs_taken_ip);
+static DEFINE_PER_CPU(u64, text_poke_refs_taken_ns);
+static int text_poke_refs_global_taker = -1;
+
+static void text_poke_refs_taken(unsigned long ip)
+{
+	this_cpu_write(text_poke_refs_taken_ip, ip);
+	this_cpu_write(text_poke_refs_taken_ns, kshim::clockNs());
+	WRITE_ONCE(text_poke_refs_global_taker, raw_smp_processor_id());
+}
+
+/*
  * Port of smp_text_poke_int3_handler(), arch/x86/kernel/alternative.c, v7.3.
  * Runs in the SIGTRAP handler: nothing here allocates, locks, logs, or runs
  * code that a batch could be patching.
@@ -768,6 +791,7 @@ int smp_text_poke_int3_handler(struct pt_regs *regs)
 	torture_delay(kshim::TortureDelay::Int3BeforeRef);	/* userspace: torture delay point */
 	if (!try_get_text_poke_array())
 		return 0;
+	text_poke_refs_taken(regs->ip);	/* userspace: the soft-lockup report's holder */
 	torture_delay(kshim::TortureDelay::Int3AfterRef);	/* userspace: torture delay point */
 	pokelab_int3_after_ref_probe(regs);	/* userspace: explain's probe */
 
@@ -1269,6 +1293,50 @@ void resetTextPokeStats() noexcept
 } /* namespace pokelab */
 
 namespace {
+
+/*
+ * userspace: the soft-lockup watchdog's namer for a wait on the INT3 refs
+ * (kernel_shim/watchdog.h): which CPU's count it is, and where that CPU's
+ * handler took it. Runs on the watchdog thread.
+ */
+bool text_poke_refs_namer(const char *, const volatile void *addr, kshim::WaitHolder *h)
+{
+	int cpu = -1;
+	unsigned int i;
+
+	if (addr == &text_poke_array_refs_global.counter) {
+		cpu = READ_ONCE(text_poke_refs_global_taker);
+		h->what = "text_poke_array_refs_global (refs=global)";
+	} else {
+		for (i = 0; i < nr_cpu_ids && cpu < 0; i++)
+			if (addr == &per_cpu_ptr(&text_poke_array_refs, i)->counter)
+				cpu = (int)i;
+		if (cpu < 0)
+			return false;
+		h->what = fmt::format("text_poke_array_refs of CPU#{}", cpu);
+	}
+	h->cpu = cpu;
+	if (cpu < 0) {
+		h->detail = "no INT3 handler has taken it since boot";
+		return true;
+	}
+	unsigned long ip = __atomic_load_n(per_cpu_ptr(&text_poke_refs_taken_ip, cpu),
+					   __ATOMIC_RELAXED);
+	u64 ns = __atomic_load_n(per_cpu_ptr(&text_poke_refs_taken_ns, cpu), __ATOMIC_RELAXED);
+
+	h->detail = ip ? fmt::format("CPU#{}'s INT3 handler, {}, took it for the site at {} "
+				     "[{:#x}] {:.1f} s ago; its put_text_poke_array() is the "
+				     "port's {}",
+				     cpu, kshim::portFunction("smp_text_poke_int3_handler"),
+				     kshim::traceSymbol(ip - INT3_INSN_SIZE, true),
+				     ip - INT3_INSN_SIZE, (kshim::clockNs() - ns) / 1e9,
+				     kshim::portWhere("put_text_poke_array")
+					     ?: "alternative/alternative.cpp")
+		       : fmt::format("CPU#{}'s INT3 handler has taken no ref since boot", cpu);
+	return true;
+}
+
+kshim::WaitNamerRegistrar text_poke_refs_namer_reg(text_poke_refs_namer);
 
 /* Boot: open the writable alias and zero the counters, before any CPU but 0 runs. */
 int poking_init(std::string &err)

@@ -66,9 +66,11 @@ struct class_mutex_t {
 	~class_mutex_t() { mutex_unlock(lock); }
 };
 
-static inline class_mutex_t class_mutex_constructor(struct mutex *lock)
+static inline class_mutex_t class_mutex_constructor(struct mutex *lock,
+						    const std::source_location &loc =
+							    std::source_location::current())
 {
-	mutex_lock(lock);
+	mutex_lock(lock, loc);
 	return {lock};
 }
 

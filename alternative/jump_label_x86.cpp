@@ -14,6 +14,7 @@
 #include <asm/insn.h>
 #include <asm/nops.h>
 #include <asm/text-patching.h>
+#include <kernel_shim/busted.h>
 #include <linux/bug.h>
 #include <linux/jump_label.h>
 #include <linux/kernel.h>
@@ -146,7 +147,8 @@ bool arch_jump_label_transform_queue(struct jump_entry *entry, enum jump_label_t
 	mutex_lock(&text_mutex);
 	jlp = __jump_label_patch(entry, type);
 	smp_text_poke_batch_add((void *)jump_entry_code(entry), jlp.code, jlp.size, NULL);
-	mutex_unlock(&text_mutex);
+	if (!BUSTED(JL_TEXT_MUTEX_HELD))	/* userspace: BUSTED, the unlock lost */
+		mutex_unlock(&text_mutex);
 	return true;
 }
 

@@ -14,7 +14,15 @@
  * stops its loops, joins the CPUs, prints what it has and exits with
  * 128 + the signal); a second one exits at once with 128 + its number
  * (outputs are written to a fresh file and renamed, so none is left
- * half-written; an unfinished temporary file may stay behind).
+ * half-written; an unfinished temporary file may stay behind). The same
+ * signal again within 500 ms is the same stop, not a second one: GNU
+ * timeout(1) signals its child and then the child's process group.
+ *
+ * A signal always ends the run: a command that has not exited 30 s after it
+ * is ended as a second signal would end it; a command that can end itself
+ * without its CPUs (torture: the summary so far, its wedged CPUs left
+ * behind) says so with stopForcedAfter(), and the watcher calls it that
+ * long after the signal.
  */
 #pragma once
 
@@ -27,6 +35,13 @@ void stopInit();
 
 /* The running command polls stopRequested() and stops in order. Main thread. */
 void stopOrderly();
+
+/*
+ * @fn(sig), on the watcher thread, @ms after the first signal if the
+ * process has not exited by then; it should end the process (if it
+ * returns, the 30 s bound still applies). 0, nullptr: none. Any thread.
+ */
+void stopForcedAfter(unsigned long ms, void (*fn)(int sig));
 
 /* Set by the first signal (taking it also declares stopOrderly()). Any thread. */
 const std::atomic<bool> *stopFlag();

@@ -33,6 +33,8 @@
 #include <linux/rcupdate.h>
 #include <linux/smp.h>
 
+#include <kernel_shim/watchdog.h>
+
 #define KSHIM_PRIVATE
 #include "internal.h"
 #include "topology.h"
@@ -190,6 +192,7 @@ void cpuThreadMain(int cpu)
 	/* A CPU comes up serialised (it left reset): it fetches the text as it is now. */
 	sync_core();
 	fatalSignalStack(true);
+	watchdogThreadStart(cpu, false);
 	rcuCpuStarting();
 	cpumask_set_cpu(cpu, &__cpu_online_mask);
 
@@ -217,6 +220,7 @@ void cpuThreadMain(int cpu)
 		task();
 		lk.lock();
 		c.running = false;
+		watchdogTouch();
 		if (c.tasks.empty())
 			c.idleCv.notify_all();
 	}
@@ -233,6 +237,7 @@ void cpuThreadMain(int cpu)
 	sigaddset(&set, nmiSignal());
 	pthread_sigmask(SIG_BLOCK, &set, nullptr);
 	rcuCpuDying();
+	watchdogThreadStop();
 	fatalSignalStack(false);
 	tlsCpu = -1;
 	this_cpu_off = kNoCpuOff;
@@ -443,6 +448,7 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 	this_cpu_off = 0;
 	__preempt_count = PREEMPT_ENABLED;
 	fatalSignalStack(true);
+	watchdogThreadStart(0, false);
 	rcuCpuStarting();
 	cpumask_set_cpu(0, &__cpu_online_mask);
 	isBooted = true;
@@ -518,6 +524,7 @@ void shutdown()
 	runHooks(BootStage::Shutdown, err);
 	/* CPU 0 stops being an RCU reader first: CPUs going down may wait for grace periods. */
 	rcuCpuDying();
+	watchdogThreadStop();
 
 	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++) {
 		CpuState &c = cpuState(cpu);

@@ -79,6 +79,13 @@ const BustedVariant variants[] = {
 	{POKELAB_BUSTED_NO_MB_NMI, "no-mb-nmi",
 	 "the fixed NMI paranoid entry without its smp_mb() between kernel_cr3_loaded = 1 "
 	 "and its TLB flush", ISO4 "v7-tlbi"},
+	/* wedges: the lockup detectors name them (kernel_shim/watchdog.h), not the model */
+	{POKELAB_BUSTED_REFS_LEAK_PUT, "refs-leak-put",
+	 "put_text_poke_array() loses its decrement: the next refs drain waits forever "
+	 "(a soft lockup)", nullptr},
+	{POKELAB_BUSTED_JL_TEXT_MUTEX_HELD, "jl-text-mutex-held",
+	 "arch_jump_label_transform_queue() returns with text_mutex held (recursive locking)",
+	 nullptr},
 };
 
 enum pokelab_busted param;

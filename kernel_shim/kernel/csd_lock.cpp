@@ -20,12 +20,17 @@
  *  - reports are formatted with fmt; %pS/%ps of a C++ function is its
  *    demangled name without arguments (dladdr1());
  *  - no NMI backtrace of the target: its registers are not reachable from
- *    here; dump_cpu_task() prints what the machine knows of the CPU.
+ *    here; dump_cpu_task() prints what the machine knows of the CPU;
+ *  - the soft-lockup watchdog (kernel_shim/watchdog.h) is told of each
+ *    wait, and names a csd wait's function and target for it (csdlock_debug
+ *    on or off); a first "non-responsive" report is handed to the lockup
+ *    handler (torture: a FAILURE of the run, as panic_on_ipistall).
  */
 #include <cerrno>
 #include <cxxabi.h>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -36,6 +41,7 @@
 
 #include <kernel_shim/boot.h>
 #include <kernel_shim/clock.h>
+#include <kernel_shim/watchdog.h>
 #include <linux/atomic.h>
 #include <linux/bug.h>
 #include <linux/percpu.h>
@@ -200,6 +206,89 @@ static int csd_lock_wait_getcpu(call_single_data_t *csd)
 	return -1;
 }
 
+/*
+ * userspace: the soft-lockup watchdog's view of a csd wait. A waiter spins
+ * on &csd->node.u_flags, in csd_lock_wait()'s smp_cond_load_acquire()
+ * (csdlock_debug off) or in __csd_lock_wait() (on: recorded here, from
+ * csd_lock_wait_toolong()); the namer says whose csd, which function and
+ * which CPU must run it.
+ */
+const kshim::WaitSite csdWaitSite = {"kernel_shim/kernel/smp.cpp", 0, "__csd_lock_wait",
+				     "csd->node.u_flags", "!(VAL & CSD_FLAG_LOCK)"};
+thread_local const call_single_data_t *csdWaiting;
+thread_local int csdWaitDepth = -1;
+
+void csd_wait_record(call_single_data_t *csd)
+{
+	if (csdWaiting == csd)
+		return;
+	csdWaiting = csd;
+	csdWaitDepth = kshim::waitBegin(kshim::WaitKind::Csd, &csdWaitSite, &csd->node.u_flags,
+					sizeof(csd->node.u_flags));
+}
+
+void csd_wait_done(void)
+{
+	if (!csdWaiting)
+		return;
+	kshim::waitEnd(csdWaitDepth);
+	csdWaiting = nullptr;
+	csdWaitDepth = -1;
+}
+
+bool csdWaitNamer(const char *func, const volatile void *addr, kshim::WaitHolder *h)
+{
+	if (strcmp(func, "csd_lock_wait") && strcmp(func, "__csd_lock_wait") &&
+	    strcmp(func, "csd_lock"))
+		return false;
+	const call_single_data_t *csd = (const call_single_data_t *)
+		((const char *)addr - offsetof(call_single_data_t, node.u_flags));
+	unsigned int flags = READ_ONCE(csd->node.u_flags);
+	int dst = READ_ONCE(csd->node.dst);
+
+	if ((unsigned int)dst >= nr_cpu_ids)
+		return false;
+	h->cpu = dst;
+	h->what = fmt::format("the CSD lock of {}({}) for CPU#{}", symbolOf((void *)csd->func),
+			      symbolOf(csd->info, false), dst);
+	kshim::CpuState &c = kshim::cpuState(dst);
+	call_single_data_t *cur = smp_load_acquire(&per_cpu(cur_csd, dst));
+	bool pending = c.irqPending.load(std::memory_order_relaxed);
+
+	h->detail = fmt::format("CPU#{} must run it and unlock it ({} csd, flags {:#x}); it is {}, "
+				"IRQs {}, {}, IPI {}, {} IPIs taken{}", dst,
+				CSD_TYPE(csd) == CSD_TYPE_SYNC ? "a synchronous"
+							       : "an asynchronous",
+				flags, cpu_online(dst) ? "online" : "offline",
+				c.irqDisabled.load(std::memory_order_relaxed) ? "masked" : "on",
+				c.hardirq.load(std::memory_order_relaxed) ? "in its IPI handler"
+									  : "in a task",
+				pending ? "pending" : "not pending",
+				c.ipiReceived.load(std::memory_order_relaxed),
+				cur == csd ? ", running this csd"
+				: cur	   ? ", running another csd"
+					   : "");
+	return true;
+}
+
+kshim::WaitNamerRegistrar csdNamer(csdWaitNamer);
+
+/* The first report of a stuck lock, to the lockup handler (torture ends the run on it). */
+void csd_lock_stall(call_single_data_t *csd, int cpu, u64 ts_delta)
+{
+	kshim::WaitHolder h;
+	std::string r;
+
+	r = fmt::format("csd: BUG: non-responsive CSD lock on CPU#{}: waiting {:.1f} s for CPU#{} "
+			"to run {}({}) (csd_lock_timeout={} ms; panic_on_ipistall under torture)\n",
+			raw_smp_processor_id(), ts_delta / 1e9, cpu, symbolOf((void *)csd->func),
+			symbolOf(csd->info, false), csd_lock_timeout);
+	if (csdWaitNamer("__csd_lock_wait", &csd->node.u_flags, &h))
+		r += "csd:   " + h.detail + "\n";
+	r += fmt::format("csd:   waiting in {}\n", kshim::portFunction("csd_lock_wait_toolong"));
+	kshim::lockupReportFatal(r);
+}
+
 } /* namespace */
 
 /* Port of __csd_lock_record(), kernel/smp.c, v7.3 */
@@ -237,7 +326,9 @@ bool csd_lock_wait_toolong(call_single_data_t *csd, u64 ts0, u64 *ts1, int *bug_
 	unsigned int flags = READ_ONCE(csd->node.u_flags);
 	unsigned long long csd_lock_timeout_ns = csd_lock_timeout * NSEC_PER_MSEC;
 
+	csd_wait_record(csd);	/* userspace: the soft-lockup watchdog's record */
 	if (!(flags & CSD_FLAG_LOCK)) {
+		csd_wait_done();	/* userspace: the record's end */
 		if (!unlikely(*bug_id))
 			return true;
 		cpu = csd_lock_wait_getcpu(csd);
@@ -287,6 +378,8 @@ bool csd_lock_wait_toolong(call_single_data_t *csd, u64 ts0, u64 *ts1, int *bug_
 	(*nmessages)++;
 	if (firsttime)
 		atomic_inc(&n_csd_lock_stuck);
+	if (firsttime)
+		csd_lock_stall(csd, cpu, ts_delta);	/* userspace: a FAILURE under torture */
 	/* Stuck that long, it will not come back (signed: a clock skew is no stall). */
 	BUG_ON(panic_on_ipistall > 0 && (s64)ts_delta > ((s64)panic_on_ipistall * NSEC_PER_MSEC));
 	if (cpu_cur_csd && csd != cpu_cur_csd) {

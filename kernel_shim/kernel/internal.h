@@ -153,6 +153,27 @@ void rcuKworkerOnline() noexcept;
 void rcuKworkerOffline() noexcept;
 void rcuKworkerStop() noexcept;
 
+/*
+ * RCU as the stall detector sees a watched thread (watchdog.cpp, rcu.cpp):
+ * written by the thread itself (and its signal handlers), read by the
+ * watchdog. @online: a registered QSBR reader that is online (it holds up
+ * grace periods); @qs: bumped at each quiescent state and each offline or
+ * online step; @nesting: rcu_read_lock() depth, and where the outermost was
+ * taken; @heldOnline: an extended quiescent state entered with a reader held
+ * kept the thread online (rcu.cpp).
+ */
+struct WatchRcu {
+	std::atomic<bool> online{false};
+	std::atomic<unsigned long> qs{0};
+	std::atomic<int> nesting{0};
+	std::atomic<const char *> lockFile{nullptr};
+	std::atomic<const char *> lockFunc{nullptr};
+	std::atomic<unsigned int> lockLine{0};
+	bool heldOnline = false;
+};
+/* The calling thread's, or nullptr on a thread the watchdog does not watch. Signal-safe. */
+WatchRcu *watchRcu() noexcept;
+
 /* Allocate the cross-call state for nr_cpu_ids CPUs (boot). */
 void smpInit();
 /* Run what is left in this CPU's call_single_queue as it goes offline. */

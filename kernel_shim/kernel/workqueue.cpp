@@ -46,6 +46,8 @@
 #include <kernel_shim/clock.h>
 #include <kernel_shim/sched.h>
 
+#include <kernel_shim/watchdog.h>
+
 #define KSHIM_PRIVATE
 #include "internal.h"
 #include "topology.h"
@@ -228,6 +230,7 @@ void kworkerMain(int cpu)
 	__preempt_count = PREEMPT_ENABLED;
 	fatalSignalStack(true);
 	c.kworkerTid.store((int)syscall(SYS_gettid), std::memory_order_relaxed);
+	watchdogThreadStart(cpu, true);
 	rcuKworkerStart();
 
 	std::unique_lock<std::mutex> lk(c.rqLock);
@@ -261,6 +264,7 @@ void kworkerMain(int cpu)
 			c.currentWork = nullptr;
 			c.workDone++;
 			c.kworkerRuns.fetch_add(1, std::memory_order_relaxed);
+			watchdogTouch();
 			c.rqCv.notify_all();
 		}
 		lk.unlock();
@@ -272,6 +276,7 @@ void kworkerMain(int cpu)
 	}
 	lk.unlock();
 	rcuKworkerStop();
+	watchdogThreadStop();
 	fatalSignalStack(false);
 	tlsCpu = -1;
 	this_cpu_off = kNoCpuOff;

@@ -6,7 +6,8 @@
 # it lists beside it, under seeds 1..SEEDS (5) for --duration DURATION (20):
 # each run must end in FAILURE with an xmc: line naming the CPU (and the
 # site, the range or the fence) before any crash notice, so that no kind is
-# caught only by a crash, a knob check or a timeout. Prints one row per
+# caught only by a crash, a knob check or a timeout (the wedges: a lockup
+# report naming the stuck CPU). Prints one row per
 # variant (the table of docs/testing.md) and fails if any seed missed.
 #
 # Variants whose catching run is not torture (the upstream patterns of
@@ -27,7 +28,8 @@ declare -A ELSEWHERE=(
 
 missed=0
 rows=0
-violation='^xmc: [A-Za-z0-9 →-]+: CPU [0-9]+'
+# a model violation, or (the wedges) a lockup report naming the stuck CPU
+violation='^(xmc: [A-Za-z0-9 →-]+: CPU [0-9]+|watchdog: BUG: soft lockup - CPU#[0-9]+|INFO: task CPU#[0-9]+ blocked|rcu: INFO: .* detected stalls|lockdep: WARNING: possible (recursive|circular) locking|csd: BUG: non-responsive CSD lock)'
 while IFS= read -r line; do
 	name=$(echo "$line" | awk '{print $1}')
 	opts=$(echo "$line" | sed -n 's/.*\[with \(.*\)\]$/\1/p' | sed "s|MODULE.o|$module|")
@@ -51,7 +53,9 @@ while IFS= read -r line; do
 		   { [ -z "$crash" ] || [ "$at" -lt "$crash" ] ||
 		     grep -q '^xmc: before this crash, the cross-modifying-code model had reported:$' "$out"; }; then
 			caught=$((caught + 1))
-			k=$(echo "$first" | sed 's/^xmc: \([^:]*\):.*/\1/')
+			k=$(echo "$first" | sed -e 's/^xmc: \([^:]*\):.*/\1/' -e 's/^lockdep: WARNING: //' \
+				-e 's/^watchdog: BUG: \(soft lockup\).*/\1/' -e 's/^INFO: task.*/hung task/' \
+				-e 's/^rcu: INFO: .*/RCU stall/' -e 's/^csd: BUG: \(.*CSD lock\).*/\1/')
 			case ",$kinds," in *",$k,"*) ;; *) kinds="${kinds:+$kinds,}$k" ;; esac
 		else
 			echo "MISSED: pokelab.busted=$name seed $seed (exit $rc${crash:+, crash at line $crash}${at:+, xmc line $at})" >&2

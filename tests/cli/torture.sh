@@ -11,6 +11,13 @@
 #				with --module, the module loaded, unloaded and run
 #   digest			--seed 7 --ops K twice: the same decision digest;
 #				--seed 8: another
+#   wedge NAME [ARGS...]	pokelab.busted=NAME wedges a CPU: with watchdog_thresh=1
+#				the run ends long before its --duration 60 in FAILURE
+#				(exit 1), the first report naming the stuck CPU, the
+#				wait and its holder at the port's FILE:LINE
+#   wedge-signal NAME SIG	the same wedge, stopped by timeout -s SIG (the child,
+#				then its group: one stop): INTERRUPTED, exit 128 + SIG,
+#				no second signal needed
 set -u
 pokelab=$1
 mode=$2
@@ -97,6 +104,54 @@ correct)
 		;;
 	esac
 	tail -4 "$out"
+	;;
+wedge)
+	name=$1
+	shift
+	"$pokelab" torture --duration 60 --seed 1 "$@" watchdog_thresh=1 "pokelab.busted=$name" \
+		>"$out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "pokelab.busted=$name: expected exit 1, got $rc"
+	grep -q '^torture: FAILURE (seed 1): ' "$out" || fail "pokelab.busted=$name: no FAILURE line"
+	# ended by the report, not by its duration
+	secs=$(sed -n 's/^torture: \([0-9]*\)\.[0-9] s: .*/\1/p' "$out" | tail -1)
+	[ -n "$secs" ] && [ "$secs" -lt 60 ] ||
+		fail "pokelab.busted=$name: the run was not ended by its report (${secs:-no} s)"
+	first=$(grep -m1 -E '^(watchdog: BUG: soft lockup - CPU#[0-9]+ stuck for [0-9]+s!|INFO: task CPU#[0-9]+ blocked|rcu: INFO: .* detected stalls|lockdep: WARNING: possible (recursive|circular) locking)' "$out")
+	[ -n "$first" ] || fail "pokelab.busted=$name: no lockup report"
+	case "$first" in
+	lockdep:*)
+		# both acquisitions, each at the port's FILE:LINE, the taking CPU named
+		grep -Eq '^lockdep: CPU#[0-9]+ is trying to acquire lock:$' "$out" &&
+			[ "$(grep -cE '^lockdep:  \([a-z_]+\) at [a-z0-9_/]+\.cpp:[0-9]+ in ' "$out")" -ge 2 ] ||
+			fail "pokelab.busted=$name: lockdep does not name the CPU and both sites"
+		;;
+	*)
+		# the wait at its FILE:LINE, and the CPU that holds it up
+		grep -Eq '^watchdog:   (spinning|blocked) in .* at [a-z0-9_/]+\.cpp:[0-9]+' "$out" ||
+			fail "pokelab.busted=$name: the report does not name the wait's FILE:LINE"
+		grep -Eq '^watchdog:   .*(CPU#[0-9]+.*(took it|did not let go)|held by CPU#[0-9]+)' "$out" ||
+			fail "pokelab.busted=$name: the report does not name the holder"
+		;;
+	esac
+	echo "pokelab.busted=$name: $first"
+	;;
+wedge-signal)
+	name=$1 sig=$2
+	timeout --preserve-status -s "$sig" 2 "$pokelab" torture --duration 60 --seed 1 \
+		"pokelab.busted=$name" >"$out" 2>&1
+	rc=$?
+	case "$sig" in INT) want=130 ;; TERM) want=143 ;; *) want=129 ;; esac
+	[ $rc -eq $want ] || fail "pokelab.busted=$name, SIG$sig: expected exit $want, got $rc"
+	grep -q "^torture: INTERRUPTED after .* (SIG$sig), seed 1: " "$out" ||
+		fail "pokelab.busted=$name, SIG$sig: no INTERRUPTED line"
+	grep -q '^torture: SIG'"$sig"' and the CPUs did not stop within 1 s' "$out" ||
+		fail "pokelab.busted=$name, SIG$sig: the run was not wedged"
+	grep -q '^pokelab: second signal' "$out" &&
+		fail "pokelab.busted=$name, SIG$sig: taken as two signals"
+	grep -q '^xmc: model of cross-modifying code' "$out" ||
+		fail "pokelab.busted=$name, SIG$sig: no summary"
+	echo "pokelab.busted=$name, SIG$sig: exit $rc, $(grep '^torture: INTERRUPTED' "$out")"
 	;;
 digest)
 	d() {

@@ -110,6 +110,15 @@ def torture(args, target, session, patches):
 	return rc
 
 
+# the lockup detectors' reports (kernel_shim/watchdog.h) name port functions too
+REPORTS = ('xmc:', 'watchdog:', 'lockdep:', 'rcu:', 'csd:', 'INFO: task ')
+
+
+def is_report(line):
+	"""A line of a model violation or a lockup report (not the model's summary)."""
+	return line.startswith(REPORTS) and not line.startswith('xmc: model of')
+
+
 def explain(target, session, lines):
 	"""Each violation's function: the port's FILE:LINE, and the hunk that changed it."""
 	pm = PortMap(target)
@@ -119,12 +128,12 @@ def explain(target, session, lines):
 	names = {e.name for e in pm.entries}
 	named = []
 	for line in lines:
-		if not line.startswith('xmc:') or line.startswith('xmc: model of'):
+		if not is_report(line):
 			continue
 		for m in re.finditer(r'[A-Za-z_]\w*', line):
 			if m.group() in names and m.group() not in named:
 				named.append(m.group())
-	violations = any(l.startswith('xmc:') and not l.startswith('xmc: model of') for l in lines)
+	violations = any(is_report(l) for l in lines)
 	if not violations:
 		for name in changed:
 			for rel, line, h in changed[name]:

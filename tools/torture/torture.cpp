@@ -44,6 +44,7 @@
 #include <kernel_shim/sched.h>
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/torture.h>
+#include <kernel_shim/watchdog.h>
 #include <kernel_shim/xmc.h>
 #include <kernel_shim/xmc_verdict.h>
 #include <linux/bug.h>
@@ -62,6 +63,7 @@
 #include "options.h"
 #include "stop.h"
 #include "torture.h"
+#include "torture_end.h"
 #include "torture_text.h"
 #include "torture/torture_module.h"
 #include "timeline/timeline.h"
@@ -104,6 +106,8 @@ std::atomic<bool> stopAll;
 std::atomic<unsigned long> violationsSeen;
 unsigned long warnsAtBoot;	/* kshim::warnCount() before the boot */
 u64 seedUsed;
+u64 runT0;					/* when the CPUs started */
+std::unique_ptr<kshim::TraceSink> timeline;	/* --timeline */
 
 /* The @idx-th decision of @cpu, folded into its digest. */
 u64 decide(int cpu, unsigned long idx)
@@ -420,6 +424,9 @@ void statusLines(u64 t0, u64 now, u64 *next, u64 *nextProgress)
 	}
 }
 
+int finishRun(End end, int sig, const std::vector<std::string> &modBad);
+int finishForced(End end, int sig);
+
 int run()
 {
 	std::string cmdline, err;
@@ -461,7 +468,7 @@ int run()
 		cmdline += " pokelab.ct_defer=" + opts.ctDefer;
 	seedUsed = opts.seedSet ? opts.seed : kshim::clockNs() % 1000000007ull;
 	/* the timeline's file is checked, and opened, before anything boots */
-	std::unique_ptr<kshim::TraceSink> timeline;
+	timeline.reset();
 	if (!opts.timeline.empty() &&
 	    !(timeline = pokelab::makeTimelineSink(opts.timeline,
 						   (u64)(opts.timelineWindow * 1e9),
@@ -500,6 +507,12 @@ int run()
 		fmt::print(stderr, "pokelab: warning: --ct-defer {} only changes isolated CPUs, and "
 				   "none is isolated: add --nohz-full LIST\n", opts.ctDefer);
 
+	/* a lockup, a stuck signal or an overrun ends the run without its wedged CPUs */
+	work = std::vector<CpuWork>(n);
+	runT0 = kshim::clockNs();
+	stopAll.store(false);
+	pokelab::stopOrderly();	/* SIGINT/SIGTERM/SIGHUP end the run in order */
+	endArm(&stopAll, finishForced);
 	/* violations are printed as they are found from here on, the module's first load's too */
 	violationsSeen.store(0);
 	kshim::xmcSetReporter(reportViolation);
@@ -509,6 +522,7 @@ int run()
 	if (moduleWriterStart(opts.module, &err)) {
 		kshim::xmcSetReporter(nullptr);
 		kshim::shutdown();
+		endDisarm();
 		fmt::print(stderr, "pokelab: --module {}: {}\n", opts.module, err);
 		return 2;
 	}
@@ -520,12 +534,10 @@ int run()
 			    : fmt::format("{} s", opts.duration));
 	std::fflush(stdout);
 
-	work = std::vector<CpuWork>(n);
 	stopAll.store(violationsSeen.load() > 0);	/* a violation at the module's load stops it */
 	resetKnobs();
 	kshim::xmcQuiesce();
 	kshim::addDeathHook(tortureDeathHook);
-	pokelab::stopOrderly();	/* SIGINT/SIGTERM/SIGHUP end the run in order */
 	kshim::tortureDelays(true, seedUsed);
 	for (u64 &i : nmiDraws)
 		i = 0;
@@ -543,7 +555,9 @@ int run()
 	}
 
 	/* CPU 0: a housekeeping CPU that also keeps the time and the status line. */
-	t0 = kshim::clockNs();
+	t0 = runT0 = kshim::clockNs();
+	if (!opts.ops)
+		endSetDeadline(t0 + (u64)opts.duration * 1000000000ull + endBoundNs());
 	next = t0 + kStatusSeconds * 1000000000ull;
 	nextProgress = t0 + kProgressSeconds * 1000000000ull;
 	dur = (u64)opts.duration * 1000000000ull;
@@ -577,7 +591,52 @@ int run()
 	kshim::xmcQuiesce();
 	/* every table's site as the keys, the calls and the features demand, at the end (R7) */
 	kshim::xmcTablesCheck("the run's end");
+	/* a forced end (torture_end.h) that has the summary exits; this one waits for it */
+	if (!endClaim())
+		for (;;)
+			pause();
+	int status = finishRun(End::InOrder, 0, modBad);
+
+	endDone(status);
+	kshim::xmcSetReporter(nullptr);
+	kshim::shutdown();
+	endDisarm();
+	return status;
+}
+
+/*
+ * The run's summary, verdict and timeline: by the main thread once every
+ * CPU returned (End::InOrder), or by torture_end.cpp's thread or the stop
+ * watcher with some CPU wedged (the others told to stop; the wedged ones
+ * left behind: the caller _exit()s with the status returned).
+ */
+int finishRun(End end, int sig, const std::vector<std::string> &modBad)
+{
+	bool forced = end != End::InOrder;
+	unsigned int n = (unsigned int)work.size();
+
+	stopAll.store(true);
+	if (forced) {
+		std::string left;
+
+		for (unsigned int cpu = 0; cpu < n; cpu++)
+			if (!work[cpu].done.load(std::memory_order_acquire))
+				left += fmt::format("{}CPU#{}", left.empty() ? "" : ", ", cpu);
+		std::string why =
+			end == End::Lockup ? "the CPUs did not stop within 1 s of the lockup report"
+			: end == End::Interrupted
+				? fmt::format("{} and the CPUs did not stop within 1 s",
+					      pokelab::stopSignalName())
+				: fmt::format("the run outlived its --duration of {} s by {:.0f} s",
+					      opts.duration, endBoundNs() / 1e9);
+
+		fmt::print("torture: {}: ending the run without the CPUs that did not return "
+			   "({})\n", why, left.empty() ? "none" : left);
+		fmt::print("{}", kshim::watchdogCpuStates(0));
+	}
 	if (timeline) {
+		std::string err;
+
 		kshim::traceStop();
 		for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
 			std::string t = kshim::xmcFormat(v);
@@ -589,10 +648,11 @@ int run()
 			fmt::print(stderr, "pokelab: --timeline: {}\n", err);
 	}
 
-	double secs = (kshim::clockNs() - t0) / 1e9;
+	double secs = (kshim::clockNs() - runT0) / 1e9;
 	kshim::XmcStats x = kshim::xmcStats();
-	std::vector<std::string> bad = violationsSeen.load() ? std::vector<std::string>{}
-							      : checkKnobs();
+	bool lockup = endLockedUp();
+	std::vector<std::string> bad = violationsSeen.load() || forced || lockup
+					       ? std::vector<std::string>{} : checkKnobs();
 
 	/*
 	 * As rcutorture's console scan: any WARNING: or BUG: report (a WARN(),
@@ -601,10 +661,11 @@ int run()
 	unsigned long warns = kshim::warnCount() - warnsAtBoot;
 
 	bad.insert(bad.end(), modBad.begin(), modBad.end());
-	bool success = x.violations == 0 && bad.empty() && warns == 0 && x.writes > 0;
+	bool success = x.violations == 0 && bad.empty() && warns == 0 && x.writes > 0 && !lockup &&
+		       !forced;
 	unsigned long decisions = 0, shown = std::min(violationsSeen.load(), kShown);
 	u64 digest = 0xcbf29ce484222325ull;
-	bool complete = true;
+	bool complete = !forced;
 
 	for (unsigned int cpu = 0; cpu < n; cpu++) {
 		decisions += work[cpu].decisions;
@@ -636,7 +697,10 @@ int run()
 	if (warns)
 		fmt::print("console: {} (the WARNING: and BUG: lines above)\n",
 			   kshim::nOf(warns, "WARN/BUG report"));
-	if (!violationsSeen.load()) {
+	if (forced || lockup) {
+		fmt::print("knobs: not checked: {}\n", forced ? "the run did not end in order"
+								 : "a lockup was reported");
+	} else if (!violationsSeen.load()) {
 		std::string s;
 
 		for (int k = 0; k < KnobNr; k++)
@@ -668,25 +732,40 @@ int run()
 			fmt::print("torture: violations in {}(), the port's {}\n", v.op, at);
 		}
 	}
-	if (success && !pokelab::stopRequested())
+	bool interrupted = pokelab::stopRequested();
+	std::string why = x.violations ? kshim::nOf(x.violations, "violation") : "";
+
+	if (lockup)
+		why += (why.empty() ? "" : " and ") + endLockupTitle();
+	else if (end == End::Overrun)
+		why = (why.empty() ? "" : why + " and ") +
+		      fmt::format("the run did not end within {:.0f} s of its --duration (CPUs "
+				  "wedged with no lockup reported)", endBoundNs() / 1e9);
+	if (success && !interrupted)
 		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
-	else if (!success && (x.violations || !bad.empty() || warns || !pokelab::stopRequested()))
+	else if (!success && (!why.empty() || !bad.empty() || warns || !interrupted))
 		fmt::print("torture: FAILURE (seed {}): {}\n", seedUsed,
-			   x.violations ? kshim::nOf(x.violations, "violation")
+			   !why.empty()	      ? why
 			   : !bad.empty()     ? "a knob did not end as asked"
 			   : warns ? kshim::nOf(warns, "WARN/BUG report") + " on the console"
 			   : !kshim::xmcEnabled ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
 						: "NOTHING CHECKED: no text was written");
-	if (pokelab::stopRequested())
+	if (interrupted)
 		fmt::print("torture: INTERRUPTED after {:.1f} s ({}), seed {}: no verdict on what "
-			   "was not run; {} so far\n", secs, pokelab::stopSignalName(), seedUsed,
-			   kshim::nOf(x.violations, "violation"));
+			   "was not run; {}{} so far\n", secs, pokelab::stopSignalName(), seedUsed,
+			   kshim::nOf(x.violations, "violation"), lockup ? " and a lockup" : "");
 	std::fflush(stdout);
-	kshim::xmcSetReporter(nullptr);
-	kshim::shutdown();
-	if (pokelab::stopRequested())
+	std::fflush(stderr);
+	(void)sig;
+	if (interrupted)
 		return pokelab::stopExitStatus();
 	return success ? 0 : 1;
+}
+
+/* torture_end.h's forced end: the summary without the wedged CPUs, then _exit(). */
+int finishForced(End end, int sig)
+{
+	return finishRun(end, sig, {});
 }
 
 } /* namespace */

@@ -43,6 +43,8 @@ enum pokelab_busted {
 	POKELAB_BUSTED_DISPATCHER_LIVE_HALF,	/* bpf_dispatcher_update() writes the live half */
 	POKELAB_BUSTED_RET0_EMULATE_NOP,	/* a RET0 static-call site emulated as a NOP */
 	POKELAB_BUSTED_NO_MB_NMI,		/* the fixed paranoid entry's smp_mb() after its store */
+	POKELAB_BUSTED_REFS_LEAK_PUT,		/* the handler's put loses its decrement */
+	POKELAB_BUSTED_JL_TEXT_MUTEX_HELD,	/* jump-label queueing keeps text_mutex */
 	POKELAB_BUSTED_NR,
 };
 

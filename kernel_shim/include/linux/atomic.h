@@ -29,6 +29,8 @@
  */
 #pragma once
 
+#include <kernel_shim/watchdog.h>
+
 #include <asm/barrier.h>
 #include <asm/processor.h>
 #include <linux/compiler.h>
@@ -56,16 +58,23 @@ void spinRelax(unsigned int *iter) noexcept;
  * Spin until @cond_expr (which may use VAL, the value just loaded) is true,
  * then order later loads after the load that saw it. Returns VAL.
  * userspace: the loop also yields the PU now and then (kshim::spinRelax()),
- * because simulated CPUs may outnumber the PUs.
+ * because simulated CPUs may outnumber the PUs; and once the first load
+ * does not end it, the wait is recorded for the soft-lockup watchdog (its
+ * call site, the word and the condition: kernel_shim/watchdog.h).
  */
 #define smp_cond_load_relaxed(ptr, cond_expr) ({			\
-	__typeof__(*(ptr)) VAL;						\
-	unsigned int __spin = 0;					\
-	for (;;) {							\
-		VAL = __atomic_load_n((ptr), __ATOMIC_RELAXED);		\
-		if (cond_expr)						\
-			break;						\
-		kshim::spinRelax(&__spin);				\
+	__typeof__(*(ptr)) VAL = __atomic_load_n((ptr), __ATOMIC_RELAXED); \
+	if (!(cond_expr)) {						\
+		static constexpr kshim::WaitSite __site = {		\
+			__FILE__, __LINE__, __func__, #ptr, #cond_expr};	\
+		kshim::SpinWait __wait(&__site, (ptr), sizeof(*(ptr)));	\
+		unsigned int __spin = 0;				\
+		for (;;) {						\
+			kshim::spinRelax(&__spin);			\
+			VAL = __atomic_load_n((ptr), __ATOMIC_RELAXED);	\
+			if (cond_expr)					\
+				break;					\
+		}							\
 	}								\
 	VAL;								\
 })

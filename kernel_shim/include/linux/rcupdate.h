@@ -10,8 +10,14 @@
  * cond_resched(), the way a kernel CPU does at a context switch.
  *
  * userspace:
- *  - rcu_read_lock()/rcu_read_unlock() are free (QSBR readers pay nothing);
- *    they check, as lockdep-RCU does, that the CPU is watching;
+ *  - rcu_read_lock()/rcu_read_unlock() cost a per-thread count (QSBR readers
+ *    pay nothing else); they check, as lockdep-RCU does, that the CPU is
+ *    watching. A thread inside one passes no quiescent state at
+ *    cond_resched() or rcu_quiescent_state(), and one that enters an
+ *    extended quiescent state inside one stays online for the grace period
+ *    (PREEMPT_RCU's blocked reader), so a leaked rcu_read_lock() holds up
+ *    grace periods as in the kernel, and the stall report names where the
+ *    reader began (kernel_shim/watchdog.h);
  *  - synchronize_rcu() from a CPU goes QSBR-offline while it waits (urcu
  *    does it), so CPUs may call it from task context;
  *  - call_rcu() callbacks run on liburcu's call_rcu thread, not in softirq
@@ -23,6 +29,8 @@
  * call_rcu queue) and must be called from task context on a CPU thread.
  */
 #pragma once
+
+#include <source_location>
 
 #include <urcu/pointer.h>
 
@@ -43,10 +51,11 @@ typedef void (*rcu_callback_t)(struct rcu_head *head);
 #define rcu_dereference_raw(p) rcu_dereference(p)
 #define RCU_INIT_POINTER(p, v) CMM_STORE_SHARED(p, v)
 
-void rcu_read_lock(void);
+/* userspace: @loc, the caller's place, for the stall report */
+void rcu_read_lock(const std::source_location &loc = std::source_location::current());
 void rcu_read_unlock(void);
 /* Wait until every CPU online for RCU has passed a quiescent state. */
-void synchronize_rcu(void);
+void synchronize_rcu(const std::source_location &loc = std::source_location::current());
 /* Run @func(@head) after a grace period, on liburcu's call_rcu thread. */
 void call_rcu(struct rcu_head *head, rcu_callback_t func);
 /* Wait until every callback queued by call_rcu() so far has run. */
