@@ -73,6 +73,11 @@ busted)
 		echo "pokelab.busted=$name: $first"
 		exit 0
 	fi
+	# R5's stack check, as the way down prints it (signal context: the address alone)
+	if echo "$first" | grep -Eq '^xmc: INT3 emulated wrongly: CPU [0-9]+ at 0x[0-9a-f]+: '; then
+		echo "pokelab.busted=$name: $first"
+		exit 0
+	fi
 	# the TLB rule names the CPU and the kernel range it touched
 	if echo "$first" | grep -q '^xmc: stale TLB: '; then
 		echo "$first" | grep -Eq '^xmc: stale TLB: CPU [0-9]+ at .*: touched kernel range \[0x[0-9a-f]+, 0x[0-9a-f]+\)' ||
