@@ -58,10 +58,14 @@ void tortureDelayAt(TortureDelay where) noexcept
 	d = tortureDraw(seedUsed, cpu, kDelayStream, idx);
 	/*
 	 * One point in eight delays; of those, mostly short spins. Before a
-	 * batch's drain, one in two: a point once per batch, whose window a
-	 * handler must overlap to show a drain that does not wait.
+	 * batch's drain and in the entry's window between its flush and its
+	 * kernel_cr3_loaded store (where a remote flush must land to show the
+	 * posted order's bug), one in two: a point once per batch or entry,
+	 * whose window another CPU's step must overlap.
 	 */
-	if ((d & (where == TortureDelay::BeforeRefsDrain ? 1 : 7)) != 0)
+	bool often = where == TortureDelay::BeforeRefsDrain || where == TortureDelay::EntryCr3Window;
+
+	if ((d & (often ? 1 : 7)) != 0)
 		return;
 	__atomic_fetch_add(&counts[(int)where], 1, __ATOMIC_RELAXED);
 	if (((d >> 3) & 15) == 0 && inTask() && !irqs_disabled() &&
