@@ -62,6 +62,7 @@
 #include "options.h"
 #include "stop.h"
 #include "torture.h"
+#include "torture_results.h"
 #include "torture_text.h"
 #include "torture/torture_module.h"
 #include "timeline/timeline.h"
@@ -87,6 +88,7 @@ struct Options {
 	std::string timeline;		/* --timeline: the run's last seconds as an SVG */
 	double timelineWindow = 1;	/* --timeline-window, s */
 	std::string module;		/* --module: the module writer's object */
+	std::string results;		/* --results: a JSON line per run (torture_results.h) */
 	std::vector<std::string> params;
 } opts;
 
@@ -337,7 +339,10 @@ void reportViolation(const kshim::XmcViolation &v)
 {
 	/* the first few in full, as they are found; the run stops soon after the first */
 	if (violationsSeen.fetch_add(1) < kShown) {
-		fmt::print("{}", kshim::xmcFormat(v));
+		std::string text = kshim::xmcFormat(v);
+
+		resultsFirstReport(text);
+		fmt::print("{}", text);
 		std::fflush(stdout);
 	}
 	stopAll.store(true);
@@ -359,6 +364,7 @@ void tortureDeathHook() noexcept
 	std::fflush(stdout);
 	b.emit(1);
 	b.emit(2);
+	resultsCrash();
 	_exit(1);
 }
 
@@ -469,6 +475,11 @@ int run()
 		fmt::print(stderr, "pokelab: --timeline {}: {}\n", opts.timeline, err);
 		return 2;
 	}
+	/* the results file too: refused before the boot, not after the run */
+	if (!opts.results.empty() && !resultsOpen(opts.results, &err)) {
+		fmt::print(stderr, "pokelab: --results {}\n", err);
+		return 2;
+	}
 	/* the console's WARN/BUG reports from the boot on count against the run */
 	warnsAtBoot = kshim::warnCount();
 	if (kshim::boot(cmdline, &err, true)) {
@@ -513,6 +524,8 @@ int run()
 		return 2;
 	}
 
+	resultsBegin({seedUsed, opts.duration, opts.ops, n, opts.nohzFull, opts.ctDefer, opts.module,
+		      opts.params, cmdline, kshim::machineLine()});
 	fmt::print("{}\n", kshim::machineLine());
 	fmt::print("torture: seed {}, {} CPUs ({} nohz_full), {}\n", seedUsed, n,
 		   cpumask_empty(nohz) ? "none" : kshim::cpumaskPrintList(nohz),
@@ -668,22 +681,39 @@ int run()
 			fmt::print("torture: violations in {}(), the port's {}\n", v.op, at);
 		}
 	}
+	bool failed = !success && (x.violations || !bad.empty() || warns ||
+				   !pokelab::stopRequested());
+	std::string reason = !failed ? ""
+			     : x.violations ? kshim::nOf(x.violations, "violation")
+			     : !bad.empty() ? "a knob did not end as asked"
+			     : warns ? kshim::nOf(warns, "WARN/BUG report") + " on the console"
+			     : !kshim::xmcEnabled
+				     ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
+				     : "NOTHING CHECKED: no text was written";
+
 	if (success && !pokelab::stopRequested())
 		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
-	else if (!success && (x.violations || !bad.empty() || warns || !pokelab::stopRequested()))
-		fmt::print("torture: FAILURE (seed {}): {}\n", seedUsed,
-			   x.violations ? kshim::nOf(x.violations, "violation")
-			   : !bad.empty()     ? "a knob did not end as asked"
-			   : warns ? kshim::nOf(warns, "WARN/BUG report") + " on the console"
-			   : !kshim::xmcEnabled ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
-						: "NOTHING CHECKED: no text was written");
+	else if (failed)
+		fmt::print("torture: FAILURE (seed {}): {}\n", seedUsed, reason);
 	if (pokelab::stopRequested())
 		fmt::print("torture: INTERRUPTED after {:.1f} s ({}), seed {}: no verdict on what "
 			   "was not run; {} so far\n", secs, pokelab::stopSignalName(), seedUsed,
 			   kshim::nOf(x.violations, "violation"));
 	std::fflush(stdout);
+	/* the record: rendered while the counts are there, appended once the machine is down */
+	resultsEnd(failed ? "FAILURE" : pokelab::stopRequested() ? "INTERRUPTED" : "SUCCESS", reason,
+		   !failed ? "" : !bad.empty() ? "knob: " + bad[0]
+		   : warns && !x.violations ? fmt::format("console: {}", kshim::nOf(warns,
+									     "WARN/BUG report"))
+					    : reason,
+		   decisions, warns, secs,
+		   pokelab::stopRequested() ? pokelab::stopExitStatus() : success ? 0 : 1);
 	kshim::xmcSetReporter(nullptr);
 	kshim::shutdown();
+	if (resultsWanted() && !resultsWrite(&err)) {
+		fmt::print(stderr, "pokelab: {}\n", err);
+		return 1;
+	}
 	if (pokelab::stopRequested())
 		return pokelab::stopExitStatus();
 	return success ? 0 : 1;
@@ -731,6 +761,10 @@ void addTortureCommand(CLI::App &app)
 			"reconstruction of an RFC, not posted code), v5 (the bug), pokelab-catchup "
 			"(pokelab's own); boot parameter pokelab.ct_defer=")
 		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "pokelab-catchup"}));
+	cmd->add_option("--results", opts.results,
+			"Append one JSON line for the run to FILE (JSON Lines: version, seed, "
+			"options, verdict, first report, counts, replay command; docs/testing.md)")
+		->check(outputFile("--results"));
 	cmd->add_option("--module", opts.module,
 			"A module writer: load and unload FILE.o (built like "
 			"tests/modules/pokelab_test_mod.o) and flip its key while the CPUs run it; "
