@@ -7,7 +7,8 @@
 # failure; lines that are not records skipped and named); a local campaign
 # of 4 runs of 2 s under GNU parallel -j 2, two of them BUSTED, whose table,
 # records and replay commands are checked, and whose records merge into the
-# same table; a one-run mutation sweep (--busted); bad input refused.
+# same table; a one-run mutation sweep (--busted); a job list longer than a
+# pipe holds; bad input refused.
 # Counts only: the wall time is the host's.
 . "$(dirname "$0")/lib.sh"
 campaign=$2
@@ -94,6 +95,24 @@ row "$dir/merge2.out" broken 2 '0\.00' 2 0 "torn fetch x2"
 	--results "$dir/mut.jsonl" >"$dir/mut.out" 2>&1 || fail "the mutation campaign failed"
 grep -qE '^\| `no-sync-2` \| \(defaults\) \| 1/1 runs: torn fetch \|$' "$dir/mut.out" ||
 	fail "the mutation row: $(cat "$dir/mut.out")"
+
+# A job list longer than a pipe holds (64 KiB) with jobs that print more than one holds
+# (a stand-in pokelab: a FAILURE record and 12 long console lines each): parallel reads
+# its jobs from a file, as it needs them, while the campaign reads what the jobs print.
+cat >"$dir/fake" <<'EOF'
+#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = --results ] && f=$2; shift; done
+echo '{"format":"pokelab-torture-result/1","verdict":"FAILURE","duration_s":1}' >>"$f"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do printf 'console %04096d\n' $i; done
+exit 1
+EOF
+chmod +x "$dir/fake"
+pad=pokelab.pad=$(printf 'x%.0s' $(seq 8000))
+timeout 60 "$campaign" run --pokelab "$dir/fake" --seeds 1-20 --durations 1 -j 2 \
+	--results "$dir/big.jsonl" -- "$pad" >"$dir/big.out" 2>&1
+[ $? -eq 1 ] || fail "a campaign of 160 KiB of jobs printing 1 MiB did not finish"
+[ "$(wc -l <"$dir/big.jsonl")" -eq 20 ] ||
+	fail "the long campaign: $(wc -l <"$dir/big.jsonl") records"
 
 # Bad input: one line, exit 2, nothing run.
 printf 'not ours\n' >"$dir/other"
