@@ -100,8 +100,9 @@ row "$dir/t.out" default 2 0 -
 row "$dir/t.out" broken 2 2 "torn fetch x2"
 # (the module runs' verdicts are torture's business: 2 s is short for the companions)
 grep -qE "^\| mod +\| +2 \|" "$dir/t.out" || fail "no row of 2 module runs"
-grep -q "^    $pokelab torture .*--seed 1 .*pokelab.busted=no-sync-2$" "$dir/t.out" ||
-	fail "no replay naming this machine's pokelab"
+# the replay: the host's command as it booted (--cpus), with this machine's program
+grep -q "^    $pokelab torture --seed 1 --duration 2 --cpus 4 pokelab.busted=no-sync-2$" \
+	"$dir/t.out" || fail "no replay of the host's command with this machine's pokelab"
 python3 - "$dir/t.jsonl" "$remote" "$module" "$pokelab" <<'EOF' || fail "the records"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
@@ -113,7 +114,8 @@ for r in recs:
 	assert r['argv'][0] == pokelab, r['argv']
 mods = [r for r in recs if r['policy'] == 'mod']
 assert all(r['options']['module'] == remote + '/' + module.split('/')[-1] for r in mods), mods
-assert all(module in r['argv'] for r in mods), mods
+assert all(r['argv'][r['argv'].index('--module') + 1] == module for r in mods), mods
+assert all(r['argv'][1:4] == ['torture', '--seed', str(r['seed'])] for r in recs), recs
 EOF
 left=$(find "$remote" -type f 2>/dev/null)
 [ -z "$left" ] || fail "the transferred files were left: $left"
