@@ -15,6 +15,7 @@ PACKAGES=(
 	gawk libcairo2-dev libfontconfig-dev
 	trace-cmd librsvg2-bin tmux
 	python3 python3-unidiff
+	parallel
 )
 
 die() {

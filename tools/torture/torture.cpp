@@ -64,6 +64,7 @@
 #include "stop.h"
 #include "torture.h"
 #include "torture_end.h"
+#include "torture_results.h"
 #include "torture_text.h"
 #include "torture/torture_module.h"
 #include "timeline/timeline.h"
@@ -89,6 +90,7 @@ struct Options {
 	std::string timeline;		/* --timeline: the run's last seconds as an SVG */
 	double timelineWindow = 1;	/* --timeline-window, s */
 	std::string module;		/* --module: the module writer's object */
+	std::string results;		/* --results: a JSON line per run (torture_results.h) */
 	std::vector<std::string> params;
 } opts;
 
@@ -341,7 +343,10 @@ void reportViolation(const kshim::XmcViolation &v)
 {
 	/* the first few in full, as they are found; the run stops soon after the first */
 	if (violationsSeen.fetch_add(1) < kShown) {
-		fmt::print("{}", kshim::xmcFormat(v));
+		std::string text = kshim::xmcFormat(v);
+
+		resultsFirstReport(text);
+		fmt::print("{}", text);
 		std::fflush(stdout);
 	}
 	stopAll.store(true);
@@ -363,6 +368,7 @@ void tortureDeathHook() noexcept
 	std::fflush(stdout);
 	b.emit(1);
 	b.emit(2);
+	resultsCrash();
 	_exit(1);
 }
 
@@ -476,6 +482,11 @@ int run()
 		fmt::print(stderr, "pokelab: --timeline {}: {}\n", opts.timeline, err);
 		return 2;
 	}
+	/* the results file too: refused before the boot, not after the run */
+	if (!opts.results.empty() && !resultsOpen(opts.results, &err)) {
+		fmt::print(stderr, "pokelab: --results {}\n", err);
+		return 2;
+	}
 	/* the console's WARN/BUG reports from the boot on count against the run */
 	warnsAtBoot = kshim::warnCount();
 	if (kshim::boot(cmdline, &err, true)) {
@@ -527,6 +538,8 @@ int run()
 		return 2;
 	}
 
+	resultsBegin({seedUsed, opts.duration, opts.ops, n, opts.nohzFull, opts.ctDefer, opts.module,
+		      opts.params, cmdline, kshim::machineLine()});
 	fmt::print("{}\n", kshim::machineLine());
 	fmt::print("torture: seed {}, {} CPUs ({} nohz_full), {}\n", seedUsed, n,
 		   cpumask_empty(nohz) ? "none" : kshim::cpumaskPrintList(nohz),
@@ -601,6 +614,10 @@ int run()
 	kshim::xmcSetReporter(nullptr);
 	kshim::shutdown();
 	endDisarm();
+	if (resultsWanted() && !resultsWrite(&err)) {
+		fmt::print(stderr, "pokelab: {}\n", err);
+		return 1;
+	}
 	return status;
 }
 
@@ -757,6 +774,23 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 	std::fflush(stdout);
 	std::fflush(stderr);
 	(void)sig;
+	/* the record: rendered while the counts are there, appended once the machine is down */
+	bool failed = !success && (!why.empty() || !bad.empty() || warns || !interrupted);
+	std::string reason = !failed ? ""
+			     : !why.empty() ? why
+			     : !bad.empty() ? "a knob did not end as asked"
+			     : warns ? kshim::nOf(warns, "WARN/BUG report") + " on the console"
+			     : !kshim::xmcEnabled
+				     ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
+				     : "NOTHING CHECKED: no text was written";
+
+	resultsEnd(failed ? "FAILURE" : interrupted ? "INTERRUPTED" : "SUCCESS", reason,
+		   !failed ? "" : !bad.empty() ? "knob: " + bad[0]
+		   : warns && !x.violations ? fmt::format("console: {}", kshim::nOf(warns,
+									     "WARN/BUG report"))
+					    : reason,
+		   decisions, warns, secs,
+		   interrupted ? pokelab::stopExitStatus() : success ? 0 : 1);
 	if (interrupted)
 		return pokelab::stopExitStatus();
 	return success ? 0 : 1;
@@ -765,7 +799,15 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 /* torture_end.h's forced end: the summary without the wedged CPUs, then _exit(). */
 int finishForced(End end, int sig)
 {
-	return finishRun(end, sig, {});
+	int status = finishRun(end, sig, {});
+	std::string err;
+
+	/* the CPUs left behind: the record is appended now, the machine never comes down */
+	if (resultsWanted() && !resultsWrite(&err)) {
+		fmt::print(stderr, "pokelab: {}\n", err);
+		std::fflush(stderr);
+	}
+	return status;
 }
 
 } /* namespace */
@@ -810,6 +852,10 @@ void addTortureCommand(CLI::App &app)
 			"reconstruction of an RFC, not posted code), v5 (the bug), pokelab-catchup "
 			"(pokelab's own); boot parameter pokelab.ct_defer=")
 		->check(CLI::IsMember({"off", "v7", "v7-tlbi", "v8", "v5", "pokelab-catchup"}));
+	cmd->add_option("--results", opts.results,
+			"Append one JSON line for the run to FILE (JSON Lines: version, seed, "
+			"options, verdict, first report, counts, replay command; docs/testing.md)")
+		->check(outputFile("--results"));
 	cmd->add_option("--module", opts.module,
 			"A module writer: load and unload FILE.o (built like "
 			"tests/modules/pokelab_test_mod.o) and flip its key while the CPUs run it; "
