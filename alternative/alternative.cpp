@@ -596,6 +596,7 @@ static __always_inline bool try_get_text_poke_array(void)
 
 	if (!raw_atomic_inc_not_zero(refs))
 		return false;
+	kshim::xmcInt3RefOp(&refs->counter, true);	/* userspace: the model's record */
 	text_poke_refs_written(text_poke_refs_this_line());	/* userspace: census */
 
 	return true;
@@ -609,8 +610,10 @@ static __always_inline void put_text_poke_array(void)
 
 	/* Our reads of the array are done before the ref goes; pairs with the drain in finish. */
 	smp_mb__before_atomic();
-	if (!BUSTED(REFS_LEAK_PUT))	/* userspace: BUSTED, the decrement lost */
+	if (!BUSTED(REFS_LEAK_PUT)) {	/* userspace: BUSTED, the decrement lost */
 		raw_atomic_dec(refs);
+		kshim::xmcInt3RefOp(&refs->counter, false);	/* userspace: the model's record */
+	}
 	text_poke_refs_written(text_poke_refs_this_line());	/* userspace: census */
 }
 

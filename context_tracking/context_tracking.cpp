@@ -704,6 +704,33 @@ bool ctDeferredSyncPending(int cpu)
 	return state & (CT_WORK_SYNC << CT_WORK_START);
 }
 
+/* userspace: for the model's reports, @cpu's state word, read once */
+int ctStateWord(int cpu)
+{
+	return atomic_read(&per_cpu_ptr(&context_tracking, cpu)->state);
+}
+
+/* userspace: for the model's reports, a state word in words */
+std::string ctStateWordDescribe(int state)
+{
+	static const char *const names[] = {"kernel", "idle", "user", "guest"};
+	int work = (state & CT_WORK_MASK) >> CT_WORK_START;
+
+	return std::string(names[(state & CT_STATE_MASK) >> CT_STATE_START]) +
+	       (state & CT_RCU_WATCHING ? ", RCU watching" : ", RCU not watching") +
+	       (work & CT_WORK_SYNC ? ", work SYNC pending" : ", no work pending");
+}
+
+/*
+ * userspace: what each policy defers, for the model's rule on waited
+ * cross-calls: the sync (CT_WORK_SYNC, or v8's and pokelab-catchup's
+ * serialisation at entry) stands for do_sync_core(); v7 28-31's coalesced
+ * kernel TLB flushes (v7-tlbi, v8) for the flush functions.
+ */
+const char *const ctDefersSync[] = {"do_sync_core", nullptr};
+const char *const ctDefersSyncTlb[] = {"do_sync_core", "do_flush_tlb_all", "do_kernel_range_flush",
+				       nullptr};
+
 /* Port of ct_cpu_track_user() + context_tracking_init(): nohz_full CPUs are active. */
 int contextTrackingInit(std::string &err)
 {
@@ -731,6 +758,11 @@ int contextTrackingInit(std::string &err)
 	else if (!cpumask_empty(nohz) || policyGiven)
 		kshim::setMachineAttr("ct_defer", ct_defer_policy_name(ct_defer_policy));
 	kshim::xmcSetSyncPending(ctDeferredSyncPending);
+	kshim::xmcSetCtState(ctStateWord, ctStateWordDescribe);
+	kshim::xmcSetDeferral(ct_defer_policy_name(ct_defer_policy),
+			      ct_defer_policy == CT_DEFER_OFF ? nullptr
+			      : ct_defer_policy == CT_DEFER_V7_TLBI || ct_defer_policy == CT_DEFER_V8
+				      ? ctDefersSyncTlb : ctDefersSync);
 	/* v7 28-31 (CONFIG_COALESCE_TLBI): kernel TLB flushes skip CPUs in user mode */
 	kshim::tlbSetCoalesce(ct_defer_policy == CT_DEFER_V7_TLBI || ct_defer_policy == CT_DEFER_V8);
 	return pokelab::ctEntrySetCr3Mode(kshim::tlbCoalesce(), ct_defer_policy == CT_DEFER_V8, err);

@@ -79,6 +79,9 @@ const BustedVariant variants[] = {
 	{POKELAB_BUSTED_NO_MB_NMI, "no-mb-nmi",
 	 "the fixed NMI paranoid entry without its smp_mb() between kernel_cr3_loaded = 1 "
 	 "and its TLB flush", ISO4 "v7-tlbi"},
+	{POKELAB_BUSTED_WAIT_IPI_ONLY, "wait-ipi-only",
+	 "smp_call_function_many_cond() waits only for the CPUs it sent an IPI, not for those "
+	 "whose queue already held a csd", nullptr},
 	/* wedges: the lockup detectors name them (kernel_shim/watchdog.h), not the model */
 	{POKELAB_BUSTED_REFS_LEAK_PUT, "refs-leak-put",
 	 "put_text_poke_array() loses its decrement: the next refs drain waits forever "

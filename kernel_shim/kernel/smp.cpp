@@ -25,6 +25,8 @@
 #include <asm/barrier.h>
 #include <asm/processor.h>
 #include <kernel_shim/boot.h>
+#include <kernel_shim/busted.h>
+#include <kernel_shim/call_events.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/machine.h>
 #include <kernel_shim/sigsafe.h>
@@ -265,8 +267,11 @@ static __always_inline void send_call_function_ipi_mask(struct cpumask *mask)
 static __always_inline void csd_do_func(smp_call_func_t func, void *info, call_single_data_t *csd)
 {
 	trace_csd_function_entry(func, csd);
+	/* userspace: the machine's record of cross-calls (kernel_shim/call_events.h) */
+	kshim::callFuncBegin((unsigned long)func, csd ? (int)csd->node.src : smp_processor_id());
 	func(info);
 	trace_csd_function_exit(func, csd);
+	kshim::callFuncEnd();	/* userspace: the machine's record of cross-calls */
 }
 
 /* Port of csd_lock_record(), kernel/smp.c, v7.3 */
@@ -587,6 +592,8 @@ static int __smp_call_function_single(int cpu, smp_call_func_t func,
 		else
 			cpu = this_cpu;
 	}
+	/* userspace: the machine's record of cross-calls (kernel_shim/call_events.h) */
+	kshim::callBegin("smp_call_function_single", NULL, cpu, (unsigned long)func, wait, _RET_IP_);
 
 	/*
 	 * Waiting with IRQs off can deadlock against a CPU that cross-calls us;
@@ -618,6 +625,7 @@ static int __smp_call_function_single(int cpu, smp_call_func_t func,
 
 	if (wait)
 		csd_lock_wait(csd);
+	kshim::callEnd();	/* userspace: the machine's record of cross-calls */
 
 	return err;
 }
@@ -662,6 +670,8 @@ __noinline void smp_call_function_many_cond(const struct cpumask *mask, smp_call
 	int nr_cpus = 0;
 
 	this_cpu = get_cpu();
+	/* userspace: the machine's record of cross-calls (kernel_shim/call_events.h) */
+	kshim::callBegin("smp_call_function_many_cond", mask, -1, (unsigned long)func, wait, _RET_IP_);
 	cfd = this_cpu_ptr(&cfd_data);
 	task_mask = smp_task_ipi_mask(current);
 	if (task_mask)
@@ -690,6 +700,7 @@ __noinline void smp_call_function_many_cond(const struct cpumask *mask, smp_call
 			call_single_data_t *csd = per_cpu_ptr(cfd->csd, cpu);
 
 			if (cond_func && !cond_func(cpu, info)) {
+				kshim::callSkipped(cpu);	/* userspace: the machine's record */
 				__cpumask_clear_cpu(cpu, cpumask);
 				continue;
 			}
@@ -746,10 +757,14 @@ __noinline void smp_call_function_many_cond(const struct cpumask *mask, smp_call
 		for_each_cpu(cpu, cpumask) {
 			call_single_data_t *csd;
 
+			/* userspace: BUSTED, a wait for the CPUs that got an IPI only */
+			if (BUSTED(WAIT_IPI_ONLY) && !cpumask_test_cpu(cpu, cfd->cpumask_ipi))
+				continue;
 			csd = per_cpu_ptr(cfd->csd, cpu);
 			csd_lock_wait(csd);
 		}
 	}
+	kshim::callEnd();	/* userspace: the machine's record of cross-calls */
 }
 
 /* Port of on_each_cpu_cond_mask(), kernel/smp.c, v7.3 */
@@ -841,6 +856,7 @@ void smpInit()
 		*per_cpu_ptr(&csd_data, cpu) = {};
 		atomic_set(per_cpu_ptr(&trigger_backtrace, cpu), 1);
 	}
+	callReset();
 }
 
 void flushSmpCallFunctionQueueDying() noexcept

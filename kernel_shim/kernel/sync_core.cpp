@@ -34,6 +34,7 @@ bool probeSerialize()
 const bool cpuHasSerialize = probeSerialize();
 
 CpuEvents cpuEvents[NR_CPUS];
+CpuRecent cpuRecent[NR_CPUS];
 u64 textWriteSeq;
 bool eretSerialises;
 

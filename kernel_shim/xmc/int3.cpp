@@ -382,6 +382,34 @@ bool xmcInt3Declined(unsigned long site) noexcept
 	return recordDeclined(cpu, site);
 }
 
+/*
+ * The handler took or put a ref: its CPU's recent events, and a take that
+ * left the count at 1, which a take that must find the batch's own ref up
+ * (inc_not_zero) never does: an increment from zero. One race reads 1 too:
+ * a drain that drops the batch's ref between the handler's take and this
+ * load, which the drain then waits out (no sync lets it happen with the
+ * IPI back-end); the record is only ever a report's cause, never a rule.
+ */
+void xmcInt3RefOp(const int *refs, bool get) noexcept
+{
+	int cpu = tlsCpu;
+	Int3Cpu *t;
+	int n;
+
+	if (cpu < 0 || !xmcEnabled)
+		return;
+	n = __atomic_load_n(refs, __ATOMIC_RELAXED);
+	/* only the takes from zero and the puts to zero: the batch's own ref is 1, never 0 */
+	if ((get && n == 1) || (!get && n <= 0))
+		cpuRecentEvent(get ? CPU_EV_REF_GET : CPU_EV_REF_PUT, (unsigned long)(long)n, 0);
+	t = &int3Cpus[cpu];
+	if (!get || n != 1 || __atomic_load_n(&t->fromZeroHave, __ATOMIC_RELAXED))
+		return;
+	t->fromZeroSeq = __atomic_load_n(&textWriteSeq, __ATOMIC_RELAXED);
+	t->fromZeroSite = t->site;
+	__atomic_store_n(&t->fromZeroHave, 1, __ATOMIC_RELEASE);
+}
+
 void xmcInt3DeclinedNote(unsigned long site) noexcept
 {
 	int cpu = tlsCpu;

@@ -48,9 +48,12 @@ void report(const XmcViolation &found)
 	XmcViolation v = found;
 
 	v.ts = clockNs();	/* when the model saw it, for a timeline's mark */
+	if (v.cause.empty())
+		v.cause = causeOf(v);
 	/* the rules a CPU records itself are one report per fault already */
 	if (v.rule != XmcRule::StaleAtEntry && v.rule != XmcRule::MissingFence &&
-	    v.rule != XmcRule::Int3Declined && v.rule != XmcRule::WrongSite) {
+	    v.rule != XmcRule::Int3Declined && v.rule != XmcRule::WrongSite &&
+	    v.rule != XmcRule::CallReturnedEarly) {
 		if (reportedInOp[v.cpu]) {
 			stats.more++;
 			return;
@@ -162,6 +165,10 @@ std::string xmcFormat(const XmcViolation &v)
 	std::string s = formatBody(v);
 	const char *at = kshim::portWhere(v.op);
 
+	/* the cause after the report's own lines: line 1 stays what trace tools read */
+	if (!v.cause.empty())
+		s += v.cause;
+
 	if (at)
 		s += fmt::format("  port: {}() at {}\n", v.op, at);
 	return s;
@@ -236,6 +243,11 @@ std::string formatBody(const XmcViolation &v)
 				 "{}: a handler still holds one and may read the array the next "
 				 "batch refills", v.op, v.refs);
 		break;
+	case XmcRule::CallReturnedEarly:
+		s += fmt::format(" had not ended {}() when {}() on CPU {} returned from its wait "
+				 "to {}", traceSymbol(v.func, false), v.op, v.sender,
+				 traceSymbol(v.caller, true));
+		break;
 	case XmcRule::Int3Declined:
 		s += fmt::format(": the INT3 handler declined (returned 0 for) a trap on an INT3 "
 				 "that {} wrote {}, its refs still up (this CPU's refs read {})",
@@ -243,7 +255,8 @@ std::string formatBody(const XmcViolation &v)
 		break;
 	}
 	if (!v.len)
-		return s + "\n";
+		return s + "\n" + (v.detail.empty() || v.rule != XmcRule::CallReturnedEarly
+				   ? "" : "  " + v.detail + "\n");
 	/* a site against its table: what the build left there, and what it holds now */
 	if (v.rule == XmcRule::WrongSite) {
 		s += fmt::format("\n  build: {:<43} {}\n  {} {:<43} {}\n", hex(v.oldBytes, v.len),
@@ -460,6 +473,8 @@ const char *xmcRuleName(XmcRule r)
 		return "INT3 refs held past the drain";
 	case XmcRule::Int3Declined:
 		return "INT3 declined on an armed site";
+	case XmcRule::CallReturnedEarly:
+		return "waited call returned early";
 	}
 	return "?";
 }

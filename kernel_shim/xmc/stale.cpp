@@ -132,6 +132,7 @@ void xmcFirstFetch(int cpu, unsigned long ip) noexcept
 	 *	now = textWriteSeq		load fetching[n]
 	 */
 	__atomic_store_n(&c->fetching, 1, __ATOMIC_RELEASE);
+	cpuRecentEvent(CPU_EV_KERNEL_ENTRY, ip, 0);
 	if (!xmcEnabled)
 		return;
 	cpuCountOwn(&c->entryChecks);

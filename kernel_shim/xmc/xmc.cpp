@@ -3,7 +3,8 @@
  * The cross-modifying-code model: its operations and text writes, the
  * feeds that tie the rules together (kernel_shim/xmc.h, docs/testing.md).
  * The rules are one file each: torn.cpp (R1), stale.cpp (R2), int3.cpp
- * (R3), sites.cpp (R4), emulation.cpp (R5), tlb.cpp (R6); storage in
+ * (R3), sites.cpp (R4), emulation.cpp (R5), tlb.cpp (R6), tables.cpp and
+ * altcheck.cpp (R7), fence.cpp (R8), calls.cpp (R9); storage in
  * bytes.cpp, fetch windows in window.cpp, reports in report.cpp.
  *
  * State, and who touches it:
@@ -49,13 +50,14 @@ bool xmcEnabled = true;
 
 namespace xmc {
 
-/* What the CPUs recorded for the writer to report: R2 at entry, R6, R8. */
+/* What the CPUs recorded for the writer to report: R2 at entry, R6, R8, R9. */
 void takeCpuRecords()
 {
 	takeStaleAtEntry();
 	takeStaleTlb();
 	takeMissingFences();
 	takeDeclined();
+	takeCallRecords();
 }
 
 Op *op;
@@ -135,6 +137,9 @@ void xmcTextWrite(const void *addr, const u8 *before, const u8 *after, size_t le
 
 	if (!xmcEnabled || !op)
 		return;
+	/* R9 first: a round that returned early explains what R1 finds next */
+	if (unlikely(__atomic_load_n(&callLatePending, __ATOMIC_ACQUIRE)))
+		takeCallRecords();
 	for (size_t i = 0; i < len; i++)
 		changed |= before[i] != after[i];
 	if (!changed)
@@ -313,6 +318,11 @@ void xmcPhase(int phase) noexcept
 
 void xmcSyncRoundDone() noexcept
 {
+	if (!xmcEnabled)
+		return;
+	recordRound();
+	if (__atomic_load_n(&callLatePending, __ATOMIC_ACQUIRE))
+		takeCallRecords();
 	if (op && op->open && op->implicit)
 		opClose();
 }
@@ -321,6 +331,7 @@ void xmcMembarrierRound(u64 seq) noexcept
 {
 	int self = tlsCpu;
 
+	recordMembarrierRound(seq);
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
 		if ((int)cpu != self && online(cpu))
 			if (raised[cpu] < seq)
@@ -369,6 +380,7 @@ void xmcReset() noexcept
 		int3Cpus[cpu].declinedHave = 0;
 		int3Cpus[cpu].depth = 0;
 		int3Cpus[cpu].stackHave = 0;
+		int3Cpus[cpu].fromZeroHave = 0;
 		exempt[cpu].have = false;
 		staleReported[cpu] = 0;
 		for (EmuRing &e : emuRings[cpu]) {
@@ -392,6 +404,8 @@ void xmcReset() noexcept
 	forgetRegions();
 	xmcEnabled = paramEnabled;
 	irqsOnHook = xmcWriterIrqsOn;
+	callsReset();
+	roundsReset();
 }
 
 namespace {

@@ -480,6 +480,10 @@ struct alignas(SMP_CACHE_BYTES) Int3Cpu {
 	int stackHave;
 	unsigned long stackSite, stackIp, stackSp0, stackSp1;
 	u8 stackOp;
+	/* the handler's first take of a ref with the count at 0 (xmcInt3RefOp()), for the causes */
+	int fromZeroHave;
+	u64 fromZeroSeq;
+	unsigned long fromZeroSite;
 };
 
 /* R8 records, one per CPU until reported (xmcFenceMissing()) */
@@ -590,6 +594,8 @@ extern ArmedList armed;
 extern Int3Cpu int3Cpus[NR_CPUS];
 /* A CPU's INT3 refs count as the atomic reads now (-1: not registered). */
 long refsOf(unsigned int cpu);
+/* The handler takes the one shared count (pokelab.refs=global), read from its own flag. */
+bool refsGlobalMode();
 void armedRemove(unsigned long site);
 void armedClear();
 /* The open batch armed @site: its old and new opcodes. Lock-free, any context (int3.cpp). */
@@ -626,6 +632,36 @@ extern FenceMissing fenceMissing[NR_CPUS];
 void takeMissingFences();
 const char *fencePairStore(int pair);
 const char *fencePairLoad(int pair);
+
+/* ---- calls.cpp: R9 ---- */
+extern int (*ctStateRead)(int cpu);
+extern std::string (*ctStateDescribe)(int state);
+extern int skipState[NR_CPUS][NR_CPUS];
+extern u8 skipPending[NR_CPUS][NR_CPUS];
+/* and whether it was fetching instrumentable text then (outside an EQS, past its flush) */
+extern u8 skipFetching[NR_CPUS][NR_CPUS];
+/* Does the deferral policy in force defer the cross-call function @func? Task context. */
+bool policyDefers(unsigned long func);
+const char *deferralPolicy();
+/* A context-tracking state word in words (or in hex, without context tracking). */
+std::string ctStateWords(int state);
+/* The waited calls that returned early, into the log. The writer. */
+void takeCallRecords();
+/* Set when a sender recorded one: the writer takes them at its next write and round. */
+extern int callLatePending;
+/* Install the machine's cross-call hooks and forget the records. Boot. */
+void callsReset();
+
+/* ---- cause.cpp: why, for the reports ---- */
+/* The indented cause lines of @v (empty: none). The writer. */
+std::string causeOf(const XmcViolation &v);
+/* "  CPU n's last events" lines. */
+std::string lastEvents(int cpu);
+/* A sync round returned: keep what it did with each CPU (the writer's last cross-call). */
+void recordRound();
+/* A membarrier round covered writes up to @seq: the next recordRound() is it. */
+void recordMembarrierRound(u64 seq);
+void roundsReset();
 
 /* ---- noinstr.cpp: which text is noinstr, from the section tables ---- */
 void noinstrAdd(const void *owner, unsigned long start, unsigned long end);

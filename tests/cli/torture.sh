@@ -5,8 +5,10 @@
 #
 #   busted NAME [ARGS...]	pokelab.busted=NAME must end in FAILURE (exit 1), the
 #				first violation line naming the CPU and the site, the
-#				next its possible bytes (or its old bytes); NAME "-" for
-#				none (a broken policy in ARGS, --ct-defer v5)
+#				next its possible bytes (or its old bytes), and, for a
+#				CPU left unsynced or a refs count, a "  why: " line
+#				before its port line; NAME "-" for none (a broken
+#				policy in ARGS, --ct-defer v5)
 #   correct [ARGS...]		the right protocol: SUCCESS (exit 0), 0 violations;
 #				with --module, the module loaded, unloaded and run
 #   digest			--seed 7 --ops K twice: the same decision digest;
@@ -18,6 +20,9 @@
 #   wedge-signal NAME SIG	the same wedge, stopped by timeout -s SIG (the child,
 #				then its group: one stop): INTERRUPTED, exit 128 + SIG,
 #				no second signal needed
+#   violations			a broken run with more than three violations: three
+#				reports in full and "(N more violations not shown ...)"
+#				by default, every one with --violations all
 set -u
 pokelab=$1
 mode=$2
@@ -53,6 +58,13 @@ busted)
 	fi
 	line='^xmc: [A-Za-z0-9 ]+: CPU [0-9]+'
 	first=$(grep -m1 -E "$line" "$out")
+	# a CPU left unsynced, or a refs count gone wrong, says why on the lines after
+	if echo "$first" | grep -Eq '^xmc: (torn fetch|stale after return|stale at kernel entry|INT3 without its handler|INT3 before its refs|INT3 refs held past the drain): '; then
+		at=$(grep -n -m1 -E "$line" "$out" | cut -d: -f1)
+		awk -v at="$at" 'NR > at && /^[^ ]/ { exit } NR > at && /^  why: / { found = 1 }
+				 END { exit !found }' "$out" ||
+			fail "pokelab.busted=$name: the first violation does not say why"
+	fi
 	# R2 at entry names the CPU and where it reached instrumentable code (the
 	# site only when the model kept the operation's): that is the fault's place
 	if echo "$first" | grep -Eq '^xmc: stale at kernel entry: CPU [0-9]+: reached instrumentable code at [^ ]+\+0x[0-9a-f]+ '; then
@@ -75,6 +87,15 @@ busted)
 	fi
 	# R5's stack check, as the way down prints it (signal context: the address alone)
 	if echo "$first" | grep -Eq '^xmc: INT3 emulated wrongly: CPU [0-9]+ at 0x[0-9a-f]+: '; then
+		echo "pokelab.busted=$name: $first"
+		exit 0
+	fi
+	# the waited cross-call rule names the CPU left, the function, the sender and its port place
+	if echo "$first" | grep -q '^xmc: waited call returned early: '; then
+		echo "$first" | grep -Eq '^xmc: waited call returned early: CPU [0-9]+ had not ended [^ ]+\(\) when [a-z_]+\(\) on CPU [0-9]+ returned from its wait to [^ ]+$' ||
+			fail "pokelab.busted=$name: the cross-call violation does not name the CPU, the function and the sender"
+		grep -Eq '^  port: [a-z_]+\(\) at kernel_shim/kernel/smp\.cpp:[0-9]+$' "$out" ||
+			fail "pokelab.busted=$name: the cross-call violation does not name the sender's port line"
 		echo "pokelab.busted=$name: $first"
 		exit 0
 	fi
@@ -157,6 +178,23 @@ wedge-signal)
 	grep -q '^xmc: model of cross-modifying code' "$out" ||
 		fail "pokelab.busted=$name, SIG$sig: no summary"
 	echo "pokelab.busted=$name, SIG$sig: exit $rc, $(grep '^torture: INTERRUPTED' "$out")"
+	;;
+violations)
+	line='^xmc: [A-Za-z0-9 ]+: CPU [0-9]+'
+	total() { sed -n 's/^torture: FAILURE (seed 1): \([0-9]*\) violations*$/\1/p' "$out"; }
+	"$pokelab" torture --duration 15 --seed 1 pokelab.busted=no-sync-1 >"$out" 2>&1
+	n=$(total)
+	[ -n "$n" ] || fail "no FAILURE line with a count of violations"
+	[ "$n" -gt 3 ] || fail "seed 1 gave $n violations: too few to show the rest counted"
+	[ "$(grep -cE "$line" "$out")" -eq 3 ] || fail "default: not three reports in full"
+	grep -qxE "\($((n - 3)) more violations? not shown; --violations all prints every one\)" "$out" ||
+		fail "default: no line counting the $((n - 3)) reports not shown"
+	"$pokelab" torture --duration 15 --seed 1 --violations all pokelab.busted=no-sync-1 >"$out" 2>&1
+	n=$(total)
+	[ -n "$n" ] || fail "--violations all: no FAILURE line with a count of violations"
+	[ "$(grep -cE "$line" "$out")" -eq "$n" ] || fail "--violations all: not all $n reports in full"
+	! grep -q 'not shown' "$out" || fail "--violations all: some not shown"
+	echo "--violations: 3 shown and the rest counted; all: $n of $n"
 	;;
 digest)
 	d() {

@@ -76,7 +76,6 @@ namespace {
 constexpr unsigned int kDecisionStream = 0;	/* stream 1 is the delays' (torture.cpp) */
 constexpr int kStatusSeconds = 10;
 constexpr int kProgressSeconds = 2;	/* --ops: a progress line on stderr */
-constexpr unsigned long kShown = 3;	/* violations printed in full */
 
 struct Options {
 	unsigned int duration = 60;
@@ -91,6 +90,7 @@ struct Options {
 	double timelineWindow = 1;	/* --timeline-window, s */
 	std::string module;		/* --module: the module writer's object */
 	std::string results;		/* --results: a JSON line per run (torture_results.h) */
+	unsigned long shown = 3;	/* --violations: printed in full, as found (~0: all) */
 	std::vector<std::string> params;
 } opts;
 
@@ -342,7 +342,7 @@ std::string counters()
 void reportViolation(const kshim::XmcViolation &v)
 {
 	/* the first few in full, as they are found; the run stops soon after the first */
-	if (violationsSeen.fetch_add(1) < kShown) {
+	if (violationsSeen.fetch_add(1) < opts.shown) {
 		std::string text = kshim::xmcFormat(v);
 
 		resultsFirstReport(text);
@@ -391,6 +391,19 @@ CLI::Validator elfObject()
 			return "";
 		},
 		"");
+}
+
+/* --violations: a whole number from 0, or all. */
+CLI::Validator violationsShown()
+{
+	return CLI::Validator(
+		[](std::string &v) -> std::string {
+			if (v == "all" || wholeNumber(0, 1000000)(v).empty())
+				return "";
+			return fmt::format("{}: expected a whole number from 0 to 1000000, or all",
+					   v);
+		},
+		"N|all");
 }
 
 std::string bustedHelp()
@@ -680,7 +693,7 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 	bad.insert(bad.end(), modBad.begin(), modBad.end());
 	bool success = x.violations == 0 && bad.empty() && warns == 0 && x.writes > 0 && !lockup &&
 		       !forced;
-	unsigned long decisions = 0, shown = std::min(violationsSeen.load(), kShown);
+	unsigned long decisions = 0, shown = std::min(violationsSeen.load(), opts.shown);
 	u64 digest = 0xcbf29ce484222325ull;
 	bool complete = !forced;
 
@@ -690,7 +703,7 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 		complete &= work[cpu].decisions == opts.ops;
 	}
 	if (violationsSeen.load() > shown)
-		fmt::print("({} not shown)\n",
+		fmt::print("({} not shown; --violations all prints every one)\n",
 			   kshim::nOf(violationsSeen.load() - shown, "more violation"));
 	fmt::print("torture: {:.1f} s: {}\n", secs, counters());
 	fmt::print("{}\n", kshim::xmcVerdict(x));
@@ -856,6 +869,11 @@ void addTortureCommand(CLI::App &app)
 			"Append one JSON line for the run to FILE (JSON Lines: version, seed, "
 			"options, verdict, first report, counts, replay command; docs/testing.md)")
 		->check(outputFile("--results"));
+	cmd->add_option_function<std::string>("--violations", [](const std::string &v) {
+			opts.shown = v == "all" ? ~0UL : std::stoul(v);
+		}, "Violations printed in full as they are found, a number or all (default: 3); "
+		   "the rest are counted")
+		->check(violationsShown());
 	cmd->add_option("--module", opts.module,
 			"A module writer: load and unload FILE.o (built like "
 			"tests/modules/pokelab_test_mod.o) and flip its key while the CPUs run it; "

@@ -45,6 +45,7 @@ enum pokelab_busted {
 	POKELAB_BUSTED_NO_MB_NMI,		/* the fixed paranoid entry's smp_mb() after its store */
 	POKELAB_BUSTED_REFS_LEAK_PUT,		/* the handler's put loses its decrement */
 	POKELAB_BUSTED_JL_TEXT_MUTEX_HELD,	/* jump-label queueing keeps text_mutex */
+	POKELAB_BUSTED_WAIT_IPI_ONLY,		/* a waited cross-call waits for the IPI'd CPUs only */
 	POKELAB_BUSTED_NR,
 };
 

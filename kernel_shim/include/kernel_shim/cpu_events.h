@@ -67,6 +67,45 @@ struct alignas(SMP_CACHE_BYTES) CpuEvents {
 };
 
 extern CpuEvents cpuEvents[NR_CPUS];
+
+/*
+ * A CPU's last few events that matter to why it did or did not serialise,
+ * for the checker's reports ("CPU 2's last events: ..."): its
+ * serialisations, its EQS entries and first instrumentable fetches after
+ * them, the cross-call functions it began and ended, the INT3 refs its
+ * handler took from zero or put to zero. A ring of 8 per CPU, filled by the CPU itself in
+ * any context: the slot is claimed with one unlocked XADD (whole under a
+ * signal handler on the same CPU, not a fence), and stamped last, so a
+ * reader on another thread skips a slot being filled. Diagnostics only:
+ * no rule reads it.
+ */
+enum CpuRecentKind : u8 {
+	CPU_EV_NONE,
+	CPU_EV_SERIALISE,	/* arg: the write sequence it covers */
+	CPU_EV_EQS_ENTER,	/* left the kernel for user mode or idle */
+	CPU_EV_KERNEL_ENTRY,	/* arg: where it first fetched instrumentable text after an EQS */
+	CPU_EV_FUNC_BEGIN,	/* arg: a cross-call's function; arg2: its sender */
+	CPU_EV_FUNC_END,	/* arg: that function; arg2: its sender */
+	CPU_EV_REF_GET,		/* arg: the INT3 refs count after a take from zero (1) */
+	CPU_EV_REF_PUT,		/* arg: the count after a put that left it at 0 or less */
+};
+
+struct CpuRecentEvent {
+	u64 stamp;		/* index + 1 once filled; 0 while being filled */
+	u64 seq;		/* textWriteSeq when it happened */
+	unsigned long arg;
+	u32 arg2;
+	u8 kind;
+};
+
+constexpr unsigned int kCpuRecent = 8;
+
+struct alignas(SMP_CACHE_BYTES) CpuRecent {
+	u64 head;
+	CpuRecentEvent ev[kCpuRecent];
+};
+
+extern CpuRecent cpuRecent[NR_CPUS];
 /* Text writes in memory so far; published (release) after each write is in memory. */
 extern u64 textWriteSeq;
 /* pokelab.eret=serialising: the return from an IPI or INT3 handler serialises. */
@@ -161,6 +200,25 @@ static __always_inline void cpuCountOwn(u64 *p)
 	asm volatile("incq %0" : "+m"(*p) : : "cc");
 }
 
+/* Record @kind on the calling CPU's ring of recent events. Call-free, any context. */
+static __always_inline void cpuRecentEvent(u8 kind, unsigned long arg, u32 arg2)
+{
+	int cpu = tlsCpu;
+	CpuRecentEvent *e;
+	u64 idx = 1;
+
+	if (cpu < 0)
+		return;
+	asm volatile("xaddq %0, %1" : "+r"(idx), "+m"(cpuRecent[cpu].head) : : "cc", "memory");
+	e = &cpuRecent[cpu].ev[idx % kCpuRecent];
+	__atomic_store_n(&e->stamp, 0, __ATOMIC_RELAXED);
+	e->seq = __atomic_load_n(&textWriteSeq, __ATOMIC_RELAXED);
+	e->arg = arg;
+	e->arg2 = arg2;
+	e->kind = kind;
+	__atomic_store_n(&e->stamp, idx + 1, __ATOMIC_RELEASE);
+}
+
 /*
  * Serialising instruction, second half: record on the calling CPU that it
  * has serialised against every write up to @seq. A serialising instruction
@@ -174,6 +232,7 @@ static __always_inline void cpuSerialised(u64 seq)
 	if (cpu >= 0) {
 		cpuRaiseOwn(&cpuEvents[cpu].serial, seq);
 		cpuCountOwn(&cpuEvents[cpu].serialCount);
+		cpuRecentEvent(CPU_EV_SERIALISE, seq, 0);
 	}
 }
 

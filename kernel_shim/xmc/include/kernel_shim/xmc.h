@@ -48,6 +48,10 @@
  *     fetch it again): its instruction pointer, stack pointer and pushed
  *     return address, decoded from the bytes with Zydis, not taken from the
  *     handler's own tables.
+ *  (R6-R8: docs/testing.md.)
+ *  R9 waited cross-calls: a waited cross-call returns only after every
+ *     online CPU of its mask, less the sender, that its condition did not
+ *     skip has ended the function (kernel_shim/call_events.h's record).
  *
  * The writing CPU is itself a fetching CPU, except while it has IRQs off
  * around its own writes (it runs the patcher then, not the sites): its
@@ -62,6 +66,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include <kernel_shim/cpu_events.h>
 #include <linux/compiler.h>
@@ -132,8 +137,10 @@ static __always_inline void xmcEqsEnter(void)
 {
 	int cpu = tlsCpu;
 
-	if (cpu >= 0)
+	if (cpu >= 0) {
 		__atomic_store_n(&xmcCpus[cpu].fetching, 0, __ATOMIC_RELAXED);
+		cpuRecentEvent(CPU_EV_EQS_ENTER, 0, 0);
+	}
 }
 
 /*
@@ -366,6 +373,34 @@ void xmcQuiesce() noexcept;
  * runs before any instrumentable code at its next entry (R2's exemption).
  */
 void xmcSetSyncPending(bool (*fn)(int cpu));
+
+/*
+ * R9, waited cross-calls (kernel_shim/call_events.h is the machine's record
+ * of them): what the deferral policy in force is called, and the
+ * functions it defers (by name, as the symbol table shows them:
+ * "do_sync_core" for CT_WORK_SYNC, the kernel TLB flushes under v7 28-31).
+ * A CPU that a waited call's condition skipped while it had deferred work
+ * pending (xmcSetSyncPending()'s answer) counts as served only when the
+ * call's function is one of them. @funcs NULL-terminated (NULL: none).
+ * Boot, context tracking's init.
+ */
+void xmcSetDeferral(const char *policy, const char *const *funcs);
+
+/*
+ * Context tracking's state word of a CPU, for the reports' causes ("its
+ * context-tracking state read user, RCU not watching, work SYNC"): @read
+ * loads it (any thread, one atomic read), @describe says it in words (task
+ * context). Boot, context tracking's init.
+ */
+void xmcSetCtState(int (*read)(int cpu), std::string (*describe)(int state));
+
+/*
+ * The INT3 handler took (@get) or put its ref on the count at @refs, which
+ * now reads as loaded here: the CPU's recent events, and a count of 1 after
+ * a take, an increment from zero, kept for the refs rules' causes. Plain
+ * loads and stores; async-signal-safe (the SIGTRAP path).
+ */
+void xmcInt3RefOp(const int *refs, bool get) noexcept;
 
 /*
  * Zeroed by boot() before its early hooks (with pokelab.xmc= and

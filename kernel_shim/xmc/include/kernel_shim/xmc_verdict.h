@@ -30,6 +30,7 @@ enum class XmcRule {
 	MissingFence,		/* R8: a protocol's load with no full fence after its store */
 	Int3RefsHeld,		/* R3: INT3 refs still held (read from the atomics) at the drain's return */
 	Int3Declined,		/* R3: the handler declined a trap on an INT3 the batch armed */
+	CallReturnedEarly,	/* R9: a waited cross-call returned before a CPU ran its function */
 };
 
 struct XmcViolation {
@@ -59,6 +60,17 @@ struct XmcViolation {
 	bool request;		/* WrongSite: newBytes are what a batch was asked for, not memory */
 	long refs;		/* Int3RefsHeld: the count read; Int3Declined: the CPU's refs then */
 	u64 ts;			/* when the model reported it (CLOCK_MONOTONIC, ns) */
+	/* CallReturnedEarly: the call's function, its sender CPU and the sender's caller */
+	unsigned long func;
+	int sender;
+	unsigned long caller;
+	/*
+	 * Why, in indented lines after the report's own (the unsynced CPU's
+	 * sync rounds and last events, the refs operation that went wrong):
+	 * the model's reading of its records, for a person; empty when it has
+	 * none.
+	 */
+	std::string cause;
 };
 
 struct XmcStats {
