@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +21,7 @@
 #include <kernel_shim/machine.h>
 
 #include "command.h"
+#include "boot_twin.h"
 #include "options.h"
 #include "stop.h"
 #include "timeline/timeline.h"
@@ -130,6 +132,18 @@ int runDemo(const DemoOptions &o)
 		return usageError("--timeline \"\": empty file name; expected --timeline FILE.svg");
 	if (!o.timeline.empty() && !kshim::checkWritable(o.timeline, &err))
 		return usageError("--timeline " + err);
+	/* an option and its boot parameter, both given: neither silently wins */
+	for (const auto &[opt, val, key] :
+	     {std::tuple<const char *, std::string, const char *>{"--cpus", o.cpus ?
+								   std::to_string(o.cpus) : "",
+								   "nr_cpus"},
+	      {"--refs", o.refs, "pokelab.refs"}, {"--sync", o.sync, "pokelab.sync"},
+	      {"--nohz-full", o.nohzFull, "nohz_full"},
+	      {"--ct-defer", o.ctDefer, "pokelab.ct_defer"}}) {
+		err = pokelab::bootTwinConflict(o.params, opt, val, key);
+		if (!err.empty())
+			return usageError(err);
+	}
 	if (o.cpus)
 		cmdline += fmt::format(" nr_cpus={}", o.cpus);
 	if (!o.refs.empty())

@@ -25,6 +25,7 @@
 #include <ctime>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -60,6 +61,7 @@
 #include <kernel_shim/trace_record.h>
 
 #include "command.h"
+#include "boot_twin.h"
 #include "options.h"
 #include "stop.h"
 #include "torture.h"
@@ -453,6 +455,19 @@ int run()
 		fmt::print(stderr, "pokelab: --nohz-full: empty CPU list; expected e.g. --nohz-full "
 				   "2-3\n");
 		return 2;
+	}
+	/* an option and its boot parameter, both given: neither silently wins */
+	for (const auto &[opt, val, key] :
+	     {std::tuple<const char *, std::string, const char *>{"--cpus", opts.cpus ?
+								   std::to_string(opts.cpus) : "",
+								   "nr_cpus"},
+	      {"--nohz-full", opts.nohzFull, "nohz_full"},
+	      {"--ct-defer", opts.ctDefer, "pokelab.ct_defer"}}) {
+		err = pokelab::bootTwinConflict(opts.params, opt, val, key);
+		if (!err.empty()) {
+			fmt::print(stderr, "pokelab: {}\n", err);
+			return 2;
+		}
 	}
 	if (opts.cpus)
 		cmdline += fmt::format("nr_cpus={}", opts.cpus);
