@@ -356,12 +356,13 @@ int runVariants(const Common &common)
 	int ret;
 
 	if (opts.isolated && opts.isolated > opts.cpus - 2) {
-		fmt::print(stderr, "run isolation: --isolated {}: expected 1..{} (two CPUs stay "
-				   "housekeeping)\n", opts.isolated, opts.cpus - 2);
+		fmt::print(stderr, "pokelab: run isolation: --isolated {}: expected 1..{} (two "
+			   "CPUs stay housekeeping)\n", opts.isolated, opts.cpus - 2);
 		return 2;
 	}
 	if (opts.cpus / 2 < 1 || opts.cpus - (opts.isolated ? opts.isolated : opts.cpus / 2) < 2) {
-		fmt::print(stderr, "run isolation: --cpus {}: expected at least 3\n", opts.cpus);
+		fmt::print(stderr, "pokelab: run isolation: --cpus {}: expected at least 3\n",
+			   opts.cpus);
 		return 2;
 	}
 	/* the policies: --ct-defer LIST (off and those compared with it), or --defer P (off,P) */
@@ -380,9 +381,10 @@ int runVariants(const Common &common)
 			pos = comma == std::string::npos ? opts.ctDefer.size() + 1 : comma + 1;
 			if (std::find(known.begin(), known.end(), p) == known.end() ||
 			    std::find(policies.begin(), policies.end(), p) != policies.end()) {
-				fmt::print(stderr, "run isolation: --ct-defer {}: bad policy '{}'; "
-					   "expected a comma list of distinct off, v7, v7-tlbi, v8, "
-					   "v5, pokelab-catchup (e.g. off,v7,v7-tlbi,v8)\n",
+				fmt::print(stderr, "pokelab: run isolation: --ct-defer {}: bad "
+					   "policy '{}'; expected a comma list of distinct off, "
+					   "v7, v7-tlbi, v8, v5, pokelab-catchup (e.g. "
+					   "off,v7,v7-tlbi,v8)\n",
 					   opts.ctDefer, p);
 				return 2;
 			}
@@ -396,9 +398,9 @@ int runVariants(const Common &common)
 	}
 	/* off against off compares nothing, and both would be trace-off.txt */
 	if (policies.empty() || policies == std::vector<std::string>{"off"}) {
-		fmt::print(stderr, "run isolation: {} off: off is the baseline every policy is "
-			   "compared with; expected --ct-defer off,P[,P...] or --defer P, P one of "
-			   "v7, v7-tlbi, v8, v5, pokelab-catchup\n",
+		fmt::print(stderr, "pokelab: run isolation: {} off: off is the baseline every "
+			   "policy is compared with; expected --ct-defer off,P[,P...] or --defer "
+			   "P, P one of v7, v7-tlbi, v8, v5, pokelab-catchup\n",
 			   opts.ctDefer.empty() ? "--defer" : "--ct-defer");
 		return 2;
 	}
@@ -411,7 +413,8 @@ int runVariants(const Common &common)
 			std::string file = opts.traceDir + "/trace-" + policy + ".txt";
 
 			if (!kshim::checkWritable(file, &err)) {
-				fmt::print(stderr, "run isolation: --trace-dir: {}\n", err);
+				fmt::print(stderr, "pokelab: run isolation: --trace-dir: {}\n",
+					   err);
 				return 2;
 			}
 		}
@@ -420,7 +423,7 @@ int runVariants(const Common &common)
 	pokelab::stopOrderly();
 	ret = runVariant(common, "off", &off, &err);
 	if (ret) {
-		fmt::print(stderr, "run isolation: {}\n", err);
+		fmt::print(stderr, "pokelab: run isolation: {}\n", err);
 		return ret;
 	}
 	int worst = 0;
@@ -439,7 +442,7 @@ int runVariants(const Common &common)
 		}
 		ret = runVariant(common, policy.c_str(), &v, &err);
 		if (ret) {
-			fmt::print(stderr, "run isolation: {}\n", err);
+			fmt::print(stderr, "pokelab: run isolation: {}\n", err);
 			return ret;
 		}
 		worst = std::max(worst, isolationReport(off, v, IsolationRun{opts.cpus, opts.seconds,
