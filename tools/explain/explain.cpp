@@ -58,6 +58,7 @@
 #include "options.h"
 #include "stop.h"
 #include "timeline/timeline.h"
+#include "wrote.h"
 
 extern "C" struct jump_entry __start___jump_table[];
 extern "C" struct jump_entry __stop___jump_table[];
@@ -535,8 +536,10 @@ void stopTrace(Machine &m)
 	std::vector<kshim::TraceCpu> cpus = kshim::traceRecorderStop();
 
 	if (m.sink && !m.sink->finish(cpus, &err)) {
-		fmt::print(stderr, "explain: {}\n", err);
+		fmt::print(stderr, "pokelab: explain: {}\n", err);
 		m.traceFailed = true;
+	} else if (m.sink) {
+		sayWrote(opts.trace, "--trace");
 	}
 	if (m.capture)
 		m.capture->finish(cpus, &err);
@@ -669,6 +672,8 @@ int runTopic(const Topic &t)
 		fmt::print(stderr, "pokelab: explain: --timeline {}: {}\n", opts.timeline, err);
 		return 1;
 	}
+	if (book.active())
+		sayWrote(opts.timeline, "--timeline");
 	return ret;
 }
 

@@ -80,6 +80,7 @@
 #include "isolation_load.h"
 #include "scenario.h"
 #include "stop.h"
+#include "wrote.h"
 
 namespace pokelab::scenario {
 
@@ -332,6 +333,8 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 
 	if (!kshim::writeFileAtomic(file, kshim::formatTraceText(snap, filter), err))
 		return 1;
+	if (!tmpDir)
+		pokelab::sayWrote(file, "--trace-dir");
 	bool okCsd = runPipeline(fmt::format("grep csd_queue {} | awk '{{ print $(NF-1) }}' | "
 					     "sort | uniq -c", shellQuote(file)),
 				 &r->csd, &r->csdRaw);
@@ -447,7 +450,8 @@ int runVariants(const Common &common)
 		}
 		worst = std::max(worst, isolationReport(off, v, IsolationRun{opts.cpus, opts.seconds,
 									      opts.syscallMs,
-									      pokelab::stopRequested()}));
+									      pokelab::stopRequested(),
+									      opts.traceDir}));
 		if (pokelab::stopRequested()) {
 			fmt::print("run isolation: interrupted ({}): each variant stopped after the "
 				   "operation in progress\n", pokelab::stopSignalName());

@@ -12,6 +12,7 @@
 #include "command.h"
 #include "scenario.h"
 #include "timeline/timeline.h"
+#include "wrote.h"
 
 namespace pokelab::scenario {
 
@@ -122,6 +123,7 @@ int ScenarioTimeline::commit()
 			   st_->path, err);
 		return 1;
 	}
+	sayWrote(st_->path, "--timeline");
 	return 0;
 }
 

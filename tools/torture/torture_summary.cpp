@@ -30,6 +30,7 @@
 #include "torture_text.h"
 #include "torture/torture_module.h"
 #include "timeline/timeline.h"
+#include "wrote.h"
 
 namespace pokelab::torture {
 
@@ -75,6 +76,8 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 		}
 		if (!timeline->finish(kshim::traceRecorderStop(), &err))
 			fmt::print(stderr, "pokelab: --timeline: {}\n", err);
+		else
+			sayWrote(opts.timeline, "--timeline");
 	}
 
 	double secs = (kshim::clockNs() - runT0) / 1e9;
