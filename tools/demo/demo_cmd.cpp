@@ -25,6 +25,7 @@
 #include "options.h"
 #include "stop.h"
 #include "timeline/timeline.h"
+#include "wrote.h"
 #include <workloads/bpf_stats.h>
 #include <kernel_shim/trace_output.h>
 #include <kernel_shim/trace_record.h>
@@ -247,6 +248,10 @@ int runDemo(const DemoOptions &o)
 	}
 	pokelab::BpfStatsResult r = pokelab::runBpfStats(cfg);
 	kshim::traceStop();
+	/* said first: the checks below are of the flips made, and the verdict is not a PASS */
+	if (r.interrupted)
+		fmt::print("demo: interrupted after {} of {} flips ({})\n", r.flips, o.flips,
+			   pokelab::stopSignalName());
 	fmt::print("{}", pokelab::formatBpfStats(r));
 	if (tracing) {
 		std::vector<kshim::TraceCpu> cpus = kshim::traceRecorderStop();
@@ -266,13 +271,14 @@ int runDemo(const DemoOptions &o)
 				return 1;
 			}
 		}
+		for (const Output &out : outs)
+			pokelab::sayWrote(out.path, out.opt);
+		if (!o.timeline.empty())
+			pokelab::sayWrote(o.timeline, "--timeline");
 	}
 	kshim::shutdown();
-	if (r.interrupted) {
-		fmt::print("demo: interrupted after {} of {} flips ({})\n", r.flips, o.flips,
-			   pokelab::stopSignalName());
+	if (r.interrupted)
 		return pokelab::stopExitStatus();
-	}
 	return r.ok() ? 0 : 1;
 }
 
