@@ -642,7 +642,8 @@ void addTortureCommand(CLI::App &app)
 			"violations marked (docs/timeline.md)")
 		->check(outputFile("--timeline", "FILE.svg"));
 	cmd->add_option("--timeline-window", opts.timelineWindow,
-			"Seconds the timeline keeps, the last ones (default: 1)")
+			"Seconds of the run the timeline keeps, the last ones (default: 1, at most "
+			"60: torture's events are many; 10 and 3600 elsewhere)")
 		->check(decimalNumber(0.001, 60.0));
 	pokelab::addTimelineGapOption(cmd);
 	cmd->add_option_function<unsigned long long>("--seed", [](unsigned long long v) {
