@@ -8,8 +8,8 @@
 # within seconds, never waited on forever; a text trace cut mid-line is
 # drawn without its last line, and says so.
 . "$(dirname "$0")/lib.sh"
-"$pokelab" demo --cpus 3 --flips 2 --trace "$dir/t.txt" --trace "$dir/t.dat" >"$dir/demo.out" 2>&1 ||
-	fail "demo failed"
+"$pokelab" demo --cpus 3 --flips 2 --trace "$dir/t.txt" --trace "$dir/t.dat" \
+	>"$dir/demo.out" 2>&1 || fail "demo failed"
 "$pokelab" timeline "$dir/t.txt" -o "$dir/file.svg" --title t >"$dir/file.out" 2>&1 ||
 	fail "timeline of the file failed"
 

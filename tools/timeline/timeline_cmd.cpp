@@ -387,7 +387,7 @@ int runTimeline()
 				   "text or a trace.dat\n", opts.trace);
 			return kExitUsage;
 		}
-		/* a text trace cut mid-line (a run killed as it wrote): its last line is left out */
+		/* a text trace cut mid-line (a run killed as it wrote): its last line left out */
 		size_t nl = bytes.rfind('\n');
 
 		if (!bytes.empty() && bytes.back() != '\n') {
