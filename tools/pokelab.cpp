@@ -15,6 +15,7 @@
  * line naming the value and the accepted form and exit with status 2.
  */
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -82,6 +83,7 @@ std::vector<Command> commands()
 namespace {
 
 constexpr size_t kHelpColumns = 100;
+constexpr size_t kOptionColumn = 30;	/* CLI11's description column */
 
 /*
  * Fold one help line at @kHelpColumns. A continuation starts under the
@@ -101,6 +103,9 @@ std::string foldLine(const std::string &line)
 		      line.find_first_not_of(' ', gap) : lead;
 	if (col == std::string::npos || col >= kHelpColumns / 2)
 		col = lead;
+	/* an option whose name fills CLI11's column has one space before its text: column 30 */
+	if (gap == std::string::npos && line[lead] == '-' && line.size() > kOptionColumn)
+		col = kOptionColumn;
 	while (rest.size() > kHelpColumns) {
 		size_t cut = rest.rfind(' ', kHelpColumns), next;
 
@@ -138,6 +143,72 @@ public:
 	}
 };
 
+/*
+ * An option without effect is refused, by one rule (docs/cli.md): an option
+ * that only shapes another's output needs one of those others given. The
+ * line names the option, its value, what it does, and what is missing.
+ */
+struct Needs {
+	const char *opt;
+	std::vector<const char *> any;	/* at least one of these, where the command has it */
+	const char *does;
+};
+
+const Needs needs[] = {
+	{"--timeline-window", {"--timeline"}, "sets how much of the run the timeline keeps"},
+	{"--timeline-gap", {"--timeline"}, "sets where the timeline breaks its time axis"},
+	{"--trace-cpus", {"--trace", "--trace-json", "--timeline"}, "filters a trace"},
+	{"--trace-format", {"--trace"}, "sets the format of --trace FILE"},
+};
+
+int refuseWithoutEffect(const CLI::App *leaf)
+{
+	for (const Needs &n : needs) {
+		const CLI::Option *o = leaf->get_option_no_throw(n.opt);
+		std::string names;
+		bool given = false;
+
+		if (!o || !o->count())
+			continue;
+		for (const char *other : n.any) {
+			const CLI::Option *w = leaf->get_option_no_throw(other);
+
+			if (!w)
+				continue;
+			given |= w->count() > 0;
+			names += std::string(names.empty() ? "" : " or ") + other;
+		}
+		if (given || names.empty())
+			continue;
+		fmt::print(stderr, "pokelab: {} {}: {}, but no {} was given; expected {} with it, "
+			   "or neither\n", n.opt, o->results().empty() ? "" : o->results()[0],
+			   n.does, names, names);
+		return kExitUsage;
+	}
+	return 0;
+}
+
+/*
+ * The words of @argv that are not options of pokelab itself before the
+ * command: "pokelab --cpus 4 demo" is told where options go.
+ */
+int refuseOptionsBeforeCommand(CLI::App &app, int argc, char **argv)
+{
+	std::string opt = argv[1];
+
+	if (opt == "--help" || opt == "-h" || opt == "--help-all" || opt == "--version")
+		return 0;
+	for (int i = 2; i < argc; i++)
+		for (CLI::App *sc : app.get_subcommands([](CLI::App *) { return true; }))
+			if (sc->get_name() == argv[i]) {
+				fmt::print(stderr, "pokelab: {}: not an option of pokelab itself; "
+					   "options go after the command: pokelab {} {} ...\n", opt,
+					   argv[i], opt);
+				return kExitUsage;
+			}
+	return 0;
+}
+
 } /* namespace */
 
 } /* namespace pokelab */
@@ -146,6 +217,13 @@ int main(int argc, char **argv)
 {
 	CLI::App app{"pokelab: Linux x86 live text patching and context tracking, in userspace"};
 	std::vector<pokelab::Command> cmds;
+
+	/*
+	 * Whole lines on stdout, written as each ends: a line on stderr (the
+	 * boot's smp: line, a warning) never lands inside one when both go to
+	 * one pipe, and progress lines come as they are printed.
+	 */
+	setvbuf(stdout, nullptr, _IOLBF, 0);
 
 	/* before the subcommands are added: they take their parent's formatter */
 	app.formatter(std::make_shared<pokelab::FoldingFormatter>());
@@ -167,7 +245,9 @@ int main(int argc, char **argv)
 	std::string path = "pokelab";
 	auto what = [&app](const CLI::App *l) { return l == &app ? "command" : "scenario"; };
 
-	for (int i = 1; i <= argc && (i == argc || argv[i][0] != '-'); i++) {
+	if (argc > 1 && argv[1][0] == '-' && pokelab::refuseOptionsBeforeCommand(app, argc, argv))
+		return pokelab::kExitUsage;
+	for (int i = 1; i <= argc; i++) {
 		std::vector<CLI::App *> subs =
 			level->get_subcommands([](CLI::App *) { return true; });
 		std::string names;
@@ -175,11 +255,22 @@ int main(int argc, char **argv)
 
 		if (subs.empty())
 			break;
+		/* a flag of this level before the word ("run --quiet isolation") */
+		if (i < argc && argv[i][0] == '-') {
+			const CLI::Option *f = level->get_option_no_throw(argv[i]);
+
+			if (f && f->get_expected_max() == 0 && level != &app &&
+			    f != level->get_help_ptr() && f != level->get_help_all_ptr())
+				continue;
+			break;
+		}
 		if (i == argc) {
 			for (CLI::App *sc : subs)
 				names += (names.empty() ? "" : ", ") + sc->get_name();
-			fmt::print(stderr, "{}: expected a {} (one of: {}); try '{} --help'\n", path,
-				   what(level), names, path);
+			fmt::print(stderr,
+				   "pokelab: {}expected a {} (one of: {}); try '{} --help'\n",
+				   level == &app ? "" : path.substr(8) + ": ", what(level), names,
+				   path);
 			return pokelab::kExitUsage;
 		}
 		for (CLI::App *sc : subs) {
@@ -188,8 +279,9 @@ int main(int argc, char **argv)
 			names += (names.empty() ? "" : ", ") + sc->get_name();
 		}
 		if (!next) {
-			fmt::print(stderr, "{}: {}: unknown {}; expected one of: {}\n", path,
-				   argv[i], what(level), names);
+			fmt::print(stderr, "pokelab: {}{}: unknown {}; expected one of: {}\n",
+				   level == &app ? "" : path.substr(8) + ": ", argv[i], what(level),
+				   names);
 			return pokelab::kExitUsage;
 		}
 		path += std::string(" ") + argv[i];
@@ -208,6 +300,14 @@ int main(int argc, char **argv)
 		fmt::print(stderr, "pokelab: {}\n", e.what());
 		return pokelab::kExitUsage;
 	}
+
+	/* the chosen command, its subcommand if it has one: an option without effect is refused */
+	CLI::App *leaf = &app;
+
+	while (!leaf->get_subcommands().empty())
+		leaf = leaf->get_subcommands().front();
+	if (pokelab::refuseWithoutEffect(leaf))
+		return pokelab::kExitUsage;
 
 	/* Before any thread exists: SIGINT, SIGTERM, SIGHUP go to one watcher (stop.h). */
 	pokelab::stopInit();

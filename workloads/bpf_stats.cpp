@@ -31,6 +31,7 @@
 #include <kernel_shim/machine.h>
 #include <kernel_shim/sched.h>
 #include <kernel_shim/xmc.h>
+#include <kernel_shim/plural.h>
 #include <kernel_shim/xmc_verdict.h>
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
@@ -503,6 +504,19 @@ std::string formatBpfStats(const BpfStatsResult &r)
 			 r.syncRoundsOk() ? "3 each" : "not 3 each",
 			 r.syncRoundsOk() ? "PASS" : "FAIL");
 	s += fmt::format("check: {}\n", kshim::xmcVerdict(r.xmc));
+	/* a run cut short is no PASS: what it found stays a FAIL, the rest is INTERRUPTED */
+	if (r.interrupted && r.ok()) {
+		s += fmt::format("verdict: INTERRUPTED after {}: none on the flips not made\n",
+				 r.flips == 1 ? std::string("1 flip") : fmt::format("{} flips",
+										    r.flips));
+		return s;
+	}
+	if (r.ok() && r.xmc.lost) {
+		s += fmt::format("verdict: PASS, PARTIAL: the model judged all but {} past its "
+				 "capacity\n", kshim::nOf(r.xmc.lost, "window or value",
+							    "windows or values"));
+		return s;
+	}
 	s += fmt::format("verdict: {}\n", r.ok() ? "PASS"
 				: !r.staleChecked() && r.staleCalls == 0 && r.violations == 0 &&
 						  r.syncRoundsOk()

@@ -129,8 +129,19 @@ bool OutputFile::open(const std::string &path, std::string *err)
 	if (named_)
 		fd_ = createFresh(path, &tmp_);
 	if (fd_ < 0) {
-		*err = fmt::format("cannot write '{}' (a new file in {}): {}", path,
-				   outputDir(path), strerror(errno));
+		int e = errno;
+		struct stat st;
+
+		/* ENOENT from a directory that is there: it takes no new files (/proc, /sys) */
+		if (e == ENOENT && !stat(outputDir(path).c_str(), &st) && S_ISDIR(st.st_mode))
+			*err = fmt::format("cannot write '{}': its directory, {}, takes no new "
+					   "files (the output is written to a new file there and "
+					   "renamed into place); expected a path in a writable "
+					   "directory",
+					   path, outputDir(path));
+		else
+			*err = fmt::format("cannot write '{}' (a new file in {}): {}", path,
+					   outputDir(path), strerror(e));
 		return false;
 	}
 	return true;

@@ -4,7 +4,8 @@
 # expect.sh STATUS PATTERN PROGRAM ARGS...: PROGRAM must exit with STATUS,
 # and its output (stdout and stderr) must match the extended regular
 # expression PATTERN (empty: anything). A usage error (STATUS 2) must also
-# be exactly one line, on stderr, with nothing on stdout.
+# be exactly one line, on stderr, starting with "pokelab: ", with nothing on
+# stdout.
 status=$1
 pattern=$2
 shift 2
@@ -25,6 +26,8 @@ if [ "$status" -eq 2 ]; then
 	if [ "$(wc -l <"$err")" -ne 1 ] || [ -s "$out" ]; then
 		fail "expected one line on stderr and nothing on stdout"
 	fi
+	# one prefix for every usage error, whichever command or option it is about
+	grep -q '^pokelab: ' "$err" || fail "expected the line to start with 'pokelab: '"
 fi
 if [ -n "$pattern" ] && ! cat "$out" "$err" | grep -Eq -- "$pattern"; then
 	fail "no line matches '$pattern'"

@@ -19,6 +19,11 @@ check() {
 	wide=$(awk 'length($0) > 100 { print length($0) ": " $0 }' "$dir/out")
 	[ -z "$wide" ] || fail "pokelab $* --help: lines wider than 100 columns:
 $wide"
+	# an option's text folds under its description column, never back to column 2
+	# (demo's --refs, whose name fills the column: issue 35)
+	back=$(sed -n '/^Options:$/,/^$/p' "$dir/out" | grep '^  [^ -]')
+	[ -z "$back" ] || fail "pokelab $* --help: an option's text folded to column 2:
+$back"
 	n=$((n + 1))
 }
 

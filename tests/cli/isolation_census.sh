@@ -20,6 +20,17 @@ for p in off v7 v7-tlbi v8; do
 		fail "ct_defer=$p: the cross-modifying-code model did not pass"
 done
 [ "$(grep -c 'claim reproduced$' "$dir/out")" -eq 3 ] || fail "a policy's claim not reproduced"
+# the census commands name the traces it kept, each said written (issue 35)
+grep -q "^\$ grep csd_queue $dir/trace-v7.txt | " "$dir/out" ||
+	fail "no census command on the kept trace $dir/trace-v7.txt"
+grep -q "^pokelab: wrote $dir/trace-off.txt (--trace-dir)$" "$dir/out" ||
+	fail "the kept trace-off.txt not said written"
+# without --trace-dir the traces were temporary: no command that could not be run
+"$pokelab" run isolation --quiet --cpus 3 --seconds 0.2 --ct-defer off,v7 >"$dir/tmp.out" 2>&1 ||
+	fail "run isolation without --trace-dir failed ($?)"
+grep -q 'grep csd_queue' "$dir/tmp.out" && fail "a grep command for a trace it did not keep"
+grep -q '^csd_queue_cpu events by func, ct_defer=v7 ' "$dir/tmp.out" ||
+	fail "no census without --trace-dir"
 
 count() {	# count FILE PIPELINE-FIELD NAME
 	n=$(grep "$2" "$1" | awk -v f="$2" '{ print (f == "csd_queue" ? $(NF-1) : $(NF)) }' |

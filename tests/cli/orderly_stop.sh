@@ -33,7 +33,12 @@ stop_run() {
 stop_run demo INT 130 'took' demo --cpus 2 --flips 100000 --trace "$dir/t.txt"
 grep -q '^demo: interrupted after [0-9]* of 100000 flips (SIGINT)' "$dir/demo.out" ||
 	fail "demo: no 'interrupted after' line"
-grep -q '^verdict:' "$dir/demo.out" || fail "demo: no verdict for the flips made"
+# the checks of the flips made, said after the stop, and no PASS for a run cut short
+sed -n '/^demo: interrupted after/,$p' "$dir/demo.out" | grep -q '^check: stale calls' ||
+	fail "demo: no checks of the flips made after its 'interrupted after' line"
+grep -q '^verdict: INTERRUPTED after [0-9]* flips: none on the flips not made$' "$dir/demo.out" ||
+	fail "demo: no 'verdict: INTERRUPTED' line"
+grep -q '^verdict: PASS' "$dir/demo.out" && fail "demo: verdict PASS for a run it cut"
 grep -q 'csd_queue_cpu' "$dir/t.txt" || fail "demo: the trace was not written"
 
 # SIGTERM with a trace.dat and a text trace of the same run: trace-cmd reads
@@ -91,7 +96,31 @@ grep -q '^pokelab: second signal' "$dir/twice.out" &&
 	fail "SIGINT twice in 50 ms: the second copy was taken as a second signal"
 grep -q '^torture: INTERRUPTED after .* (SIGINT)' "$dir/twice.out" ||
 	fail "SIGINT twice in 50 ms: no 'INTERRUPTED after' line"
-# (timeout -s INT and -s TERM themselves: torture_wedge_refs_leak_put_sig*)
+# (timeout -s INT and -s TERM themselves on a wedged run: torture_wedge_refs_leak_put_sig*)
+# and on runs that stop in order, as a script stops them: one stop, the summary, the
+# trace.dat written whole (timeout's own status is 124; --preserve-status gives pokelab's)
+if command -v trace-cmd >/dev/null; then
+	timeout --preserve-status -s INT 3 "$pokelab" demo --cpus 2 --flips 100000 \
+		--trace "$dir/to.dat" >"$dir/timeout-demo.out" 2>&1
+	rc=$?
+	[ $rc -eq 130 ] || fail "timeout -s INT 3 demo: exit status $rc, expected 130"
+	grep -q 'exiting now' "$dir/timeout-demo.out" &&
+		fail "timeout -s INT 3 demo: taken as two signals"
+	grep -q '^demo: interrupted after [0-9]* of 100000 flips (SIGINT)' \
+		"$dir/timeout-demo.out" || fail "timeout -s INT 3 demo: no 'interrupted after' line"
+	grep -q "^pokelab: wrote $dir/to.dat (--trace)\$" "$dir/timeout-demo.out" ||
+		fail "timeout -s INT 3 demo: the trace.dat not said written"
+	trace-cmd report "$dir/to.dat" >/dev/null 2>&1 ||
+		fail "timeout -s INT 3 demo: trace.dat unreadable"
+fi
+timeout --preserve-status -s INT 3 "$pokelab" torture --cpus 3 --duration 20 \
+	>"$dir/timeout-torture.out" 2>&1
+rc=$?
+[ $rc -eq 130 ] || fail "timeout -s INT 3 torture: exit status $rc, expected 130"
+grep -q 'exiting now' "$dir/timeout-torture.out" &&
+	fail "timeout -s INT 3 torture: taken as two signals"
+grep -q '^torture: INTERRUPTED after .* (SIGINT)' "$dir/timeout-torture.out" ||
+	fail "timeout -s INT 3 torture: no 'INTERRUPTED after' line"
 
 stop_run torture TERM 143 '^torture: seed' torture --cpus 3 --duration 600
 grep -q '^torture: INTERRUPTED after .* (SIGTERM), seed [0-9]*: .* 0 violations so far$' \

@@ -15,6 +15,7 @@
 #include "../median.h"
 #include "../stop.h"
 #include "bench.h"
+#include "boot_twin.h"
 
 namespace pokelab::bench {
 
@@ -44,6 +45,13 @@ int bootBench(const char *name, const BenchOptions &o, unsigned int defCpus,
 	std::string cmdline, err;
 	unsigned int cpus = o.cpus ? o.cpus : defCpus;
 
+	std::string twin = bootTwinConflict(o.params, "--cpus",
+					    o.cpus ? std::to_string(o.cpus) : "", "nr_cpus");
+
+	if (!twin.empty()) {
+		fmt::print(stderr, "pokelab: {}\n", twin);
+		return 2;
+	}
 	for (const std::string &p : o.params)
 		cmdline += p + " ";
 	if (cpus)

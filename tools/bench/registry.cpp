@@ -54,7 +54,6 @@ void addBenchSubcommand(CLI::App &app)
 					       "(listed by bench --help), or all");
 	benchCmd->footer("\nBenchmarks:\n" + help);
 	benchCmd->add_option("name", selected, "Benchmark to run")
-		->required()
 		->check(CLI::IsMember(names));
 	benchCmd->add_option("--iters", options.iters, "Iterations (default: 10)")
 		->check(wholeNumber(1, 1000));
@@ -123,6 +122,15 @@ int runAll()
 
 int runSelectedBench()
 {
+	if (selected.empty()) {
+		std::string names;
+
+		for (const Bench &b : benches())
+			names += b.name + std::string(", ");
+		fmt::print(stderr, "pokelab: bench: expected a benchmark (one of: {}all); try "
+			   "'pokelab bench --help'\n", names);
+		return 2;
+	}
 	options.itersGiven = benchCmd->count("--iters") > 0;
 	options.plotGiven = benchCmd->count("--plot") > 0;
 	if (options.plotGiven && selected != "scale") {

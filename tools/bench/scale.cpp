@@ -26,6 +26,7 @@
 
 #include "../stop.h"
 #include "bench.h"
+#include "wrote.h"
 
 namespace pokelab::bench {
 
@@ -171,6 +172,7 @@ int plot(const std::string &path, const std::vector<ScaleRow> &rows)
 			   st != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(st) : err);
 		return 1;
 	}
+	sayWrote(path, "--plot");
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -20,9 +21,11 @@
 #include <kernel_shim/machine.h>
 
 #include "command.h"
+#include "boot_twin.h"
 #include "options.h"
 #include "stop.h"
 #include "timeline/timeline.h"
+#include "wrote.h"
 #include <workloads/bpf_stats.h>
 #include <kernel_shim/trace_output.h>
 #include <kernel_shim/trace_record.h>
@@ -130,6 +133,18 @@ int runDemo(const DemoOptions &o)
 		return usageError("--timeline \"\": empty file name; expected --timeline FILE.svg");
 	if (!o.timeline.empty() && !kshim::checkWritable(o.timeline, &err))
 		return usageError("--timeline " + err);
+	/* an option and its boot parameter, both given: neither silently wins */
+	for (const auto &[opt, val, key] :
+	     {std::tuple<const char *, std::string, const char *>{"--cpus", o.cpus ?
+								   std::to_string(o.cpus) : "",
+								   "nr_cpus"},
+	      {"--refs", o.refs, "pokelab.refs"}, {"--sync", o.sync, "pokelab.sync"},
+	      {"--nohz-full", o.nohzFull, "nohz_full"},
+	      {"--ct-defer", o.ctDefer, "pokelab.ct_defer"}}) {
+		err = pokelab::bootTwinConflict(o.params, opt, val, key);
+		if (!err.empty())
+			return usageError(err);
+	}
 	if (o.cpus)
 		cmdline += fmt::format(" nr_cpus={}", o.cpus);
 	if (!o.refs.empty())
@@ -233,6 +248,10 @@ int runDemo(const DemoOptions &o)
 	}
 	pokelab::BpfStatsResult r = pokelab::runBpfStats(cfg);
 	kshim::traceStop();
+	/* said first: the checks below are of the flips made, and the verdict is not a PASS */
+	if (r.interrupted)
+		fmt::print("demo: interrupted after {} of {} flips ({})\n", r.flips, o.flips,
+			   pokelab::stopSignalName());
 	fmt::print("{}", pokelab::formatBpfStats(r));
 	if (tracing) {
 		std::vector<kshim::TraceCpu> cpus = kshim::traceRecorderStop();
@@ -252,13 +271,14 @@ int runDemo(const DemoOptions &o)
 				return 1;
 			}
 		}
+		for (const Output &out : outs)
+			pokelab::sayWrote(out.path, out.opt);
+		if (!o.timeline.empty())
+			pokelab::sayWrote(o.timeline, "--timeline");
 	}
 	kshim::shutdown();
-	if (r.interrupted) {
-		fmt::print("demo: interrupted after {} of {} flips ({})\n", r.flips, o.flips,
-			   pokelab::stopSignalName());
+	if (r.interrupted)
 		return pokelab::stopExitStatus();
-	}
 	return r.ok() ? 0 : 1;
 }
 

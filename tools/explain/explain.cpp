@@ -58,6 +58,7 @@
 #include "options.h"
 #include "stop.h"
 #include "timeline/timeline.h"
+#include "wrote.h"
 
 extern "C" struct jump_entry __start___jump_table[];
 extern "C" struct jump_entry __stop___jump_table[];
@@ -477,7 +478,7 @@ int bootMachine(Machine &m, const std::string &extra, bool capture)
 	if (!extra.empty())
 		cmdline += " " + extra;
 	if (kshim::boot(cmdline, &err, true)) {
-		fmt::print(stderr, "explain: {}\n", err);
+		fmt::print(stderr, "pokelab: explain: {}\n", err);
 		return kExitUsage;
 	}
 	m.cmdline = cmdline;
@@ -489,7 +490,7 @@ int bootMachine(Machine &m, const std::string &extra, bool capture)
 		if (!kshim::traceFormatFor(opts.trace, "", &f, &err) ||
 		    !(m.sink = kshim::makeTraceSink(opts.trace, f, {}, &err))) {
 			kshim::shutdown();
-			fmt::print(stderr, "explain: --trace {}: {}\n", opts.trace, err);
+			fmt::print(stderr, "pokelab: explain: --trace {}: {}\n", opts.trace, err);
 			return kExitUsage;
 		}
 		/* the timeline's events are recorded too; the file keeps the topic's */
@@ -509,7 +510,7 @@ int bootMachine(Machine &m, const std::string &extra, bool capture)
 	if (!sinks.empty() &&
 	    (kshim::traceStart(0, &err, events) || kshim::traceRecorderStart(sinks, 1000000, &err))) {
 		kshim::shutdown();
-		fmt::print(stderr, "explain: {}\n", err);
+		fmt::print(stderr, "pokelab: explain: {}\n", err);
 		return 1;
 	}
 	m.tracing = !sinks.empty();
@@ -535,8 +536,10 @@ void stopTrace(Machine &m)
 	std::vector<kshim::TraceCpu> cpus = kshim::traceRecorderStop();
 
 	if (m.sink && !m.sink->finish(cpus, &err)) {
-		fmt::print(stderr, "explain: {}\n", err);
+		fmt::print(stderr, "pokelab: explain: {}\n", err);
 		m.traceFailed = true;
+	} else if (m.sink) {
+		sayWrote(opts.trace, "--trace");
 	}
 	if (m.capture)
 		m.capture->finish(cpus, &err);
@@ -633,18 +636,20 @@ int runTopic(const Topic &t)
 
 		if (!kshim::traceFormatFor(opts.trace, "", &f, &err) ||
 		    !kshim::checkWritable(opts.trace, &err)) {
-			fmt::print(stderr, "explain: --trace {}: {}\n", opts.trace, err);
+			fmt::print(stderr, "pokelab: explain: --trace {}: {}\n", opts.trace, err);
 			return kExitUsage;
 		}
 	}
 	if (!opts.timeline.empty()) {
 		if (!opts.trace.empty() && kshim::sameOutput(opts.trace, opts.timeline)) {
-			fmt::print(stderr, "explain: --trace '{}' and --timeline '{}' are the same "
-				   "file; expected two outputs\n", opts.trace, opts.timeline);
+			fmt::print(stderr, "pokelab: explain: --trace '{}' and --timeline '{}' are "
+				   "the same file; expected two outputs\n", opts.trace,
+				   opts.timeline);
 			return kExitUsage;
 		}
 		if (!book.open(opts.timeline, commandLine(), &err)) {
-			fmt::print(stderr, "explain: --timeline {}: {}\n", opts.timeline, err);
+			fmt::print(stderr, "pokelab: explain: --timeline {}: {}\n", opts.timeline,
+				   err);
 			return kExitUsage;
 		}
 	}
@@ -664,9 +669,11 @@ int runTopic(const Topic &t)
 		return pokelab::stopExitStatus();
 	}
 	if (book.active() && !book.commit(&err)) {
-		fmt::print(stderr, "explain: --timeline {}: {}\n", opts.timeline, err);
+		fmt::print(stderr, "pokelab: explain: --timeline {}: {}\n", opts.timeline, err);
 		return 1;
 	}
+	if (book.active())
+		sayWrote(opts.timeline, "--timeline");
 	return ret;
 }
 
@@ -685,19 +692,35 @@ int runExplain()
 	 */
 	for (const std::string &p : opts.params)
 		if (p.rfind("nr_cpus=", 0) == 0) {
-			fmt::print(stderr, "explain: {}: expected the CPU count as --cpus N (2 to 64), "
-				   "not as a boot parameter\n", p);
+			fmt::print(stderr, "pokelab: explain: {}: expected the CPU count as --cpus "
+				   "N (2 to 64), not as a boot parameter\n", p);
 			return kExitUsage;
 		}
-	for (const Topic &t : topics)
-		if (opts.topic == t.name)
-			return runTopic(t);
+	/* the deferral topic boots each policy itself: its choice is --ct-defer, as the CPUs' */
+	for (const std::string &p : opts.params)
+		if (p.rfind("pokelab.ct_defer=", 0) == 0) {
+			fmt::print(stderr, "pokelab: explain: {}: expected the policy as "
+				   "--ct-defer P (explain deferral), not as a boot parameter\n", p);
+			return kExitUsage;
+		}
+	for (const Topic &t : topics) {
+		if (opts.topic != t.name)
+			continue;
+		/* an option without effect is refused (docs/cli.md): --ct-defer is deferral's */
+		if (!opts.ctDefer.empty() && opts.topic != "deferral") {
+			fmt::print(stderr, "pokelab: explain {}: --ct-defer {}: chooses the policy "
+				   "explain deferral shows, and has no effect here; expected no "
+				   "--ct-defer\n", opts.topic, opts.ctDefer);
+			return kExitUsage;
+		}
+		return runTopic(t);
+	}
 	std::string names;
 
 	for (const Topic &t : topics)
 		names += (names.empty() ? "" : ", ") + std::string(t.name);
-	fmt::print(stderr, "explain: {}: no such topic; expected one of {} (--list)\n", opts.topic,
-		   names);
+	fmt::print(stderr, "pokelab: explain: {}: no such topic; expected one of {} (--list)\n",
+		   opts.topic, names);
 	return kExitUsage;
 }
 

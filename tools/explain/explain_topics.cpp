@@ -199,8 +199,8 @@ int topicRefs()
 	int ret;
 
 	if (!opts.trace.empty()) {
-		fmt::print(stderr, "explain refs: --trace {}: this topic boots two machines; "
-			   "expected no --trace\n", opts.trace);
+		fmt::print(stderr, "pokelab: explain refs: --trace {}: this topic boots two "
+			   "machines; expected no --trace\n", opts.trace);
 		return kExitUsage;
 	}
 	/*
@@ -209,8 +209,9 @@ int topicRefs()
 	 * either mode, and the comparison would fail on a correct kernel.
 	 */
 	if (opts.cpus < 3) {
-		fmt::print(stderr, "explain refs: --cpus {}: expected at least 3 (CPU 0 patches, "
-			   "two or more CPUs trap on its INT3s and share the global refs line)\n",
+		fmt::print(stderr, "pokelab: explain refs: --cpus {}: expected at least 3 (CPU 0 "
+			   "patches, two or more CPUs trap on its INT3s and share the global refs "
+			   "line)\n",
 			   opts.cpus);
 		return kExitUsage;
 	}
@@ -323,13 +324,13 @@ int topicDeferral()
 	int ret;
 
 	if (!opts.trace.empty()) {
-		fmt::print(stderr, "explain deferral: --trace {}: this topic boots a machine per "
-			   "policy; expected no --trace\n", opts.trace);
+		fmt::print(stderr, "pokelab: explain deferral: --trace {}: this topic boots a "
+			   "machine per policy; expected no --trace\n", opts.trace);
 		return kExitUsage;
 	}
 	if (opts.cpus < 3) {
-		fmt::print(stderr, "explain deferral: --cpus {}: expected at least 3 (CPU 0 "
-			   "patches, one CPU runs the sites, the last is isolated)\n", opts.cpus);
+		fmt::print(stderr, "pokelab: explain deferral: --cpus {}: expected at least 3 (CPU "
+			   "0 patches, one CPU runs the sites, the last is isolated)\n", opts.cpus);
 		return kExitUsage;
 	}
 	for (const auto &p : policies) {
@@ -340,8 +341,8 @@ int topicDeferral()
 		n++;
 	}
 	if (!n) {
-		fmt::print(stderr, "explain deferral: --ct-defer {}: expected off, v7, v7-tlbi or "
-			   "v8\n", opts.ctDefer);
+		fmt::print(stderr, "pokelab: explain deferral: --ct-defer {}: expected off, v7, "
+			   "v7-tlbi or v8\n", opts.ctDefer);
 		return kExitUsage;
 	}
 	sayReadNext("kernel/context_tracking.c: ct_set_cpu_work(), ct_work_flush() "

@@ -80,6 +80,7 @@
 #include "isolation_load.h"
 #include "scenario.h"
 #include "stop.h"
+#include "wrote.h"
 
 namespace pokelab::scenario {
 
@@ -332,6 +333,8 @@ int runVariant(const Common &common, const char *policy, VariantResult *r, std::
 
 	if (!kshim::writeFileAtomic(file, kshim::formatTraceText(snap, filter), err))
 		return 1;
+	if (!tmpDir)
+		pokelab::sayWrote(file, "--trace-dir");
 	bool okCsd = runPipeline(fmt::format("grep csd_queue {} | awk '{{ print $(NF-1) }}' | "
 					     "sort | uniq -c", shellQuote(file)),
 				 &r->csd, &r->csdRaw);
@@ -356,12 +359,13 @@ int runVariants(const Common &common)
 	int ret;
 
 	if (opts.isolated && opts.isolated > opts.cpus - 2) {
-		fmt::print(stderr, "run isolation: --isolated {}: expected 1..{} (two CPUs stay "
-				   "housekeeping)\n", opts.isolated, opts.cpus - 2);
+		fmt::print(stderr, "pokelab: run isolation: --isolated {}: expected 1..{} (two "
+			   "CPUs stay housekeeping)\n", opts.isolated, opts.cpus - 2);
 		return 2;
 	}
 	if (opts.cpus / 2 < 1 || opts.cpus - (opts.isolated ? opts.isolated : opts.cpus / 2) < 2) {
-		fmt::print(stderr, "run isolation: --cpus {}: expected at least 3\n", opts.cpus);
+		fmt::print(stderr, "pokelab: run isolation: --cpus {}: expected at least 3\n",
+			   opts.cpus);
 		return 2;
 	}
 	/* the policies: --ct-defer LIST (off and those compared with it), or --defer P (off,P) */
@@ -380,9 +384,10 @@ int runVariants(const Common &common)
 			pos = comma == std::string::npos ? opts.ctDefer.size() + 1 : comma + 1;
 			if (std::find(known.begin(), known.end(), p) == known.end() ||
 			    std::find(policies.begin(), policies.end(), p) != policies.end()) {
-				fmt::print(stderr, "run isolation: --ct-defer {}: bad policy '{}'; "
-					   "expected a comma list of distinct off, v7, v7-tlbi, v8, "
-					   "v5, pokelab-catchup (e.g. off,v7,v7-tlbi,v8)\n",
+				fmt::print(stderr, "pokelab: run isolation: --ct-defer {}: bad "
+					   "policy '{}'; expected a comma list of distinct off, "
+					   "v7, v7-tlbi, v8, v5, pokelab-catchup (e.g. "
+					   "off,v7,v7-tlbi,v8)\n",
 					   opts.ctDefer, p);
 				return 2;
 			}
@@ -396,9 +401,9 @@ int runVariants(const Common &common)
 	}
 	/* off against off compares nothing, and both would be trace-off.txt */
 	if (policies.empty() || policies == std::vector<std::string>{"off"}) {
-		fmt::print(stderr, "run isolation: {} off: off is the baseline every policy is "
-			   "compared with; expected --ct-defer off,P[,P...] or --defer P, P one of "
-			   "v7, v7-tlbi, v8, v5, pokelab-catchup\n",
+		fmt::print(stderr, "pokelab: run isolation: {} off: off is the baseline every "
+			   "policy is compared with; expected --ct-defer off,P[,P...] or --defer "
+			   "P, P one of v7, v7-tlbi, v8, v5, pokelab-catchup\n",
 			   opts.ctDefer.empty() ? "--defer" : "--ct-defer");
 		return 2;
 	}
@@ -411,7 +416,8 @@ int runVariants(const Common &common)
 			std::string file = opts.traceDir + "/trace-" + policy + ".txt";
 
 			if (!kshim::checkWritable(file, &err)) {
-				fmt::print(stderr, "run isolation: --trace-dir: {}\n", err);
+				fmt::print(stderr, "pokelab: run isolation: --trace-dir: {}\n",
+					   err);
 				return 2;
 			}
 		}
@@ -420,7 +426,7 @@ int runVariants(const Common &common)
 	pokelab::stopOrderly();
 	ret = runVariant(common, "off", &off, &err);
 	if (ret) {
-		fmt::print(stderr, "run isolation: {}\n", err);
+		fmt::print(stderr, "pokelab: run isolation: {}\n", err);
 		return ret;
 	}
 	int worst = 0;
@@ -439,12 +445,13 @@ int runVariants(const Common &common)
 		}
 		ret = runVariant(common, policy.c_str(), &v, &err);
 		if (ret) {
-			fmt::print(stderr, "run isolation: {}\n", err);
+			fmt::print(stderr, "pokelab: run isolation: {}\n", err);
 			return ret;
 		}
 		worst = std::max(worst, isolationReport(off, v, IsolationRun{opts.cpus, opts.seconds,
 									      opts.syscallMs,
-									      pokelab::stopRequested()}));
+									      pokelab::stopRequested(),
+									      opts.traceDir}));
 		if (pokelab::stopRequested()) {
 			fmt::print("run isolation: interrupted ({}): each variant stopped after the "
 				   "operation in progress\n", pokelab::stopSignalName());

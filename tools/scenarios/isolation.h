@@ -54,6 +54,7 @@ struct IsolationRun {
 	double seconds;
 	unsigned int syscallMs;
 	bool interrupted = false;	/* stopped by a signal: the report claims nothing */
+	std::string traceDir;		/* --trace-dir, where the traces are kept; "": not kept */
 };
 
 /*

@@ -140,14 +140,26 @@ int isolationReport(const VariantResult &off, const VariantResult &v7, const Iso
 				r[3] = "not compared (work > 2x apart)";
 	s += claimTable(rows);
 
-	s += fmt::format("\n$ grep csd_queue trace-off.txt | awk '{{ print $(NF-1) }}' | sort | "
-			 "uniq -c\n{}$ grep callback trace-off.txt | awk '{{ print $(NF) }}' | "
-			 "sort | uniq -c\n{}",
-			 off.csdRaw, off.ipiRaw);
-	s += fmt::format("$ grep csd_queue trace-{0}.txt | awk '{{ print $(NF-1) }}' | sort | uniq "
-			 "-c\n{1}$ grep callback trace-{0}.txt | awk '{{ print $(NF) }}' | sort | "
-			 "uniq -c\n{2}",
-			 v7.policy, v7.csdRaw, v7.ipiRaw);
+	/*
+	 * The census of each trace: as the commands that give it where the
+	 * traces are kept (--trace-dir), else as what it counts (the files
+	 * were temporary: no command to run on them).
+	 */
+	for (const VariantResult *v : {&off, &v7}) {
+		std::string file = run.traceDir + "/trace-" + v->policy + ".txt";
+
+		if (run.traceDir.empty())
+			s += fmt::format("{}csd_queue_cpu events by func, ct_defer={} (--trace-dir "
+					 "DIR keeps its trace):\n{}ipi callbacks by function, "
+					 "ct_defer={}:\n{}", v == &off ? "\n" : "", v->policy,
+					 v->csdRaw, v->policy, v->ipiRaw);
+		else
+			s += fmt::format("{}$ grep csd_queue {} | awk '{{ print $(NF-1) }}' | sort "
+					 "| uniq -c\n{}$ grep callback {} | awk '{{ print $(NF) "
+					 "}}' | sort | uniq "
+					 "-c\n{}", v == &off ? "\n" : "", file, v->csdRaw,
+					 file, v->ipiRaw);
+	}
 
 	s += fmt::format("\nLoad on the housekeeping CPUs (off / {}): ", v7.policy);
 	s += fmt::format("{} / {} static-key flips (164 sites), {} / {} module loads, {} / {} "

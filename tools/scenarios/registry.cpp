@@ -162,8 +162,9 @@ int runSelectedScenario()
 		if (!runners[i].first->parsed())
 			continue;
 		if (!common.timeline.empty() && s.noTimeline) {
-			fmt::print(stderr, "run {}: --timeline {}: {}; expected it with bpf-stats or "
-				   "isolation\n", s.name, common.timeline, s.noTimeline);
+			fmt::print(stderr, "pokelab: run {}: --timeline {}: {}; expected it with "
+				   "bpf-stats or isolation\n", s.name, common.timeline,
+				   s.noTimeline);
 			return 2;
 		}
 		return runners[i].second(common);

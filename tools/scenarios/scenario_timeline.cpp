@@ -12,6 +12,7 @@
 #include "command.h"
 #include "scenario.h"
 #include "timeline/timeline.h"
+#include "wrote.h"
 
 namespace pokelab::scenario {
 
@@ -45,7 +46,8 @@ int ScenarioTimeline::open()
 		if (st_->scenario == s.name && s.seeds && *s.seeds)
 			title += fmt::format(", seed {}", s.seeds);
 	if (!st_->book.open(st_->path, title, &err)) {
-		fmt::print(stderr, "run {}: --timeline {}: {}\n", st_->scenario, st_->path, err);
+		fmt::print(stderr, "pokelab: run {}: --timeline {}: {}\n", st_->scenario, st_->path,
+			   err);
 		return 2;
 	}
 	return 0;
@@ -72,7 +74,7 @@ int ScenarioTimeline::start()
 	    kshim::traceRecorderStart({st_->window.get()}, 1000000, &err)) {
 		kshim::traceStop();
 		st_->window.reset();
-		fmt::print(stderr, "run {}: --timeline: {}\n", st_->scenario, err);
+		fmt::print(stderr, "pokelab: run {}: --timeline: {}\n", st_->scenario, err);
 		return 1;
 	}
 	return 0;
@@ -117,9 +119,11 @@ int ScenarioTimeline::commit()
 	if (!active())
 		return 0;
 	if (!st_->book.commit(&err)) {
-		fmt::print(stderr, "run {}: --timeline {}: {}\n", st_->scenario, st_->path, err);
+		fmt::print(stderr, "pokelab: run {}: --timeline {}: {}\n", st_->scenario,
+			   st_->path, err);
 		return 1;
 	}
+	sayWrote(st_->path, "--timeline");
 	return 0;
 }
 

@@ -4,14 +4,17 @@
  * a run wrote, trace-cmd report text or a trace.dat (read through
  * `trace-cmd report`), and the reader of that text (timeline.h).
  */
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <poll.h>
 #include <regex>
 #include <sstream>
 #include <sys/stat.h>
@@ -233,90 +236,187 @@ bool reportOf(const std::string &path, std::string *text, std::string *err)
 	return true;
 }
 
-bool isDat(const std::string &path)
+bool isDat(const std::string &bytes)
 {
-	std::ifstream f(path, std::ios::binary);
-	char magic[10] = {};
+	return bytes.size() >= 10 && !memcmp(bytes.data(), "\x17\x08\x44tracing", 10);
+}
 
-	f.read(magic, sizeof(magic));
-	return f.gcount() == 10 && !memcmp(magic, "\x17\x08\x44tracing", 10);
+/* A FIFO or a pipe with nothing to read this long after it is opened has no writer. */
+constexpr int kStreamWaitMs = 5000;
+
+/*
+ * The bytes of @path, or false with one line in *@err. A regular file is
+ * read by name; anything else that is not a directory (a pipe: /dev/stdin,
+ * <(...); a FIFO) as a stream, once, to its end, opened without blocking
+ * so that a FIFO with no writer is refused after kStreamWaitMs, not waited
+ * for forever.
+ */
+bool readTrace(const std::string &path, std::string *bytes, std::string *err)
+{
+	int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	char buf[65536];
+	int wait = kStreamWaitMs;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		*err = fmt::format("{}: {}; expected a trace written by --trace FILE", path,
+				   strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		*err = fmt::format("{}: a directory; expected a trace file (trace-cmd report text "
+				   "or a trace.dat)", path);
+		close(fd);
+		return false;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof(buf));
+		struct pollfd p = {fd, POLLIN, 0};
+
+		if (r > 0) {
+			bytes->append(buf, r);
+			wait = -1;	/* a writer is there: read its stream to the end */
+			continue;
+		}
+		if (!r && (S_ISREG(st.st_mode) || wait < 0))
+			break;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno != EAGAIN) {
+			*err = fmt::format("{}: {}", path, strerror(errno));
+			close(fd);
+			return false;
+		}
+		/*
+		 * EAGAIN: a writer is there, and slow; 0: none is (a FIFO no writer
+		 * opened yet reads as its end): wait for one, a while
+		 */
+		int n = poll(&p, 1, r < 0 ? -1 : wait);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (!n) {
+			*err = fmt::format("{}: nothing to read within {} s (a FIFO or pipe with "
+					   "no writer?); expected a trace file, or a stream whose "
+					   "writer is running", path, kStreamWaitMs / 1000);
+			close(fd);
+			return false;
+		}
+		wait = -1;
+		if (p.revents & POLLHUP && !(p.revents & POLLIN))
+			break;
+	}
+	close(fd);
+	return true;
+}
+
+/* The report text of a trace.dat's bytes: through a temporary file when it came from a stream. */
+bool reportOfBytes(const std::string &path, const std::string &bytes, bool regular,
+		   std::string *text, std::string *err)
+{
+	char tmp[] = "/tmp/pokelab-timeline-XXXXXX.dat";
+	int fd;
+	bool ok;
+
+	if (regular)
+		return reportOf(path, text, err);
+	fd = mkstemps(tmp, 4);
+	if (fd < 0) {
+		*err = fmt::format("{}: {}", tmp, strerror(errno));
+		return false;
+	}
+	ok = write(fd, bytes.data(), bytes.size()) == (ssize_t)bytes.size();
+	close(fd);
+	ok = ok && reportOf(tmp, text, err);
+	unlink(tmp);
+	return ok;
 }
 
 int runTimeline()
 {
 	std::vector<TraceEvent> ev;
-	std::string err, text;
+	std::string err, text, bytes;
 	unsigned int nr;
 	kshim::OutputFile out;
+	struct stat st;
+	bool regular = !stat(opts.trace.c_str(), &st) && S_ISREG(st.st_mode);
 
-	if (access(opts.trace.c_str(), R_OK)) {
-		fmt::print(stderr, "timeline: {}: {}; expected a trace written by --trace FILE\n",
-			   opts.trace, strerror(errno));
-		return kExitUsage;
-	}
 	char a[PATH_MAX], b[PATH_MAX];
 
-	if (realpath(opts.trace.c_str(), a) && realpath(opts.out.c_str(), b) && !strcmp(a, b)) {
-		fmt::print(stderr, "timeline: -o {}: is the trace itself; expected another file\n",
-			   opts.out);
+	if (regular && realpath(opts.trace.c_str(), a) && realpath(opts.out.c_str(), b) &&
+	    !strcmp(a, b)) {
+		fmt::print(stderr, "pokelab: timeline: -o {}: is the trace itself; expected "
+			   "another file\n", opts.out);
 		return kExitUsage;
 	}
-	struct stat st;
+	if (!readTrace(opts.trace, &bytes, &err)) {
+		fmt::print(stderr, "pokelab: timeline: {}\n", err);
+		return kExitUsage;
+	}
+	if (isDat(bytes)) {
+		bool ok = reportOfBytes(opts.trace, bytes, regular, &text, &err);
 
-	if (!stat(opts.trace.c_str(), &st) && S_ISDIR(st.st_mode)) {
-		fmt::print(stderr, "timeline: {}: a directory; expected a trace file (trace-cmd "
-			   "report text or a trace.dat)\n", opts.trace);
-		return kExitUsage;
+		/* a cut trace.dat can give trace-cmd nothing to report, and no error */
+		if (ok && text.empty()) {
+			ok = false;
+			err = "trace-cmd report gives nothing";
+		}
+		if (!ok) {
+			fmt::print(stderr, "pokelab: timeline: {}: truncated or corrupt trace.dat "
+				   "({})\n", opts.trace, err);
+			return kExitUsage;
+		}
+	} else {
+		/* what the first bytes say it is, before reading it as report text */
+		size_t n = std::min<size_t>(bytes.size(), 4096), i = 0;
+
+		while (i < n && isspace((unsigned char)bytes[i]))
+			i++;
+		if (i < n && (bytes[i] == '{' || bytes[i] == '[')) {
+			fmt::print(stderr, "pokelab: timeline: {}: JSON (a --trace-json file?), "
+				   "which it does not read; expected trace-cmd report text or a "
+				   "trace.dat\n", opts.trace);
+			return kExitUsage;
+		}
+		if (memchr(bytes.data(), '\0', n) ||
+		    (n >= 3 && !memcmp(bytes.data(), "\x17\x08\x44", 3))) {
+			fmt::print(stderr, "pokelab: timeline: {}: binary, and not a whole "
+				   "trace.dat (truncated or corrupt?); expected trace-cmd report "
+				   "text or a trace.dat\n", opts.trace);
+			return kExitUsage;
+		}
+		/* a text trace cut mid-line (a run killed as it wrote): its last line left out */
+		size_t nl = bytes.rfind('\n');
+
+		if (!bytes.empty() && bytes.back() != '\n') {
+			std::string cut = bytes.substr(nl == std::string::npos ? 0 : nl + 1);
+
+			fmt::print(stderr, "pokelab: timeline: warning: {}: ends mid-line (cut "
+				   "short?): its last line, line {}, \"{}\", is not drawn\n",
+				   opts.trace, std::count(bytes.begin(), bytes.end(), '\n') + 1,
+				   cut.substr(0, 60));
+			bytes.resize(nl == std::string::npos ? 0 : nl + 1);
+		}
+		text.swap(bytes);
 	}
-	if (isDat(opts.trace) && !reportOf(opts.trace, &text, &err)) {
-		fmt::print(stderr, "timeline: {}: truncated or corrupt trace.dat ({})\n", opts.trace,
-			   err);
-		return kExitUsage;
-	}
-	std::ifstream file(opts.trace);
 	std::istringstream mem(text);
 	unsigned long lines = 0;
 
-	if (text.empty()) {
-		/* what the first bytes say it is, before reading it as report text */
-		char head[4096];
-		size_t n;
-
-		file.read(head, sizeof(head));
-		n = (size_t)file.gcount();
-		file.clear();
-		file.seekg(0);
-		size_t i = 0;
-
-		while (i < n && isspace((unsigned char)head[i]))
-			i++;
-		if (i < n && (head[i] == '{' || head[i] == '[')) {
-			fmt::print(stderr, "timeline: {}: JSON (a --trace-json file?), which it does "
-				   "not read; expected trace-cmd report text or a trace.dat\n",
-				   opts.trace);
-			return kExitUsage;
-		}
-		if (memchr(head, '\0', n) || (n >= 3 && !memcmp(head, "\x17\x08\x44", 3))) {
-			fmt::print(stderr, "timeline: {}: binary, and not a whole trace.dat (truncated "
-				   "or corrupt?); expected trace-cmd report text or a trace.dat\n",
-				   opts.trace);
-			return kExitUsage;
-		}
-	}
-	if (!parseTraceReport(text.empty() ? (std::istream &)file : (std::istream &)mem, &ev, &nr,
-			      &err, &lines)) {
-		fmt::print(stderr, "timeline: {}: {}; expected trace-cmd report text or a trace.dat\n",
-			   opts.trace, err);
+	if (!parseTraceReport(mem, &ev, &nr, &err, &lines)) {
+		fmt::print(stderr, "pokelab: timeline: {}: {}; expected trace-cmd report text or a "
+			   "trace.dat\n", opts.trace, err);
 		return kExitUsage;
 	}
 	if (!out.open(opts.out, &err)) {
-		fmt::print(stderr, "timeline: -o {}: {}\n", opts.out, err);
+		fmt::print(stderr, "pokelab: timeline: -o {}: {}\n", opts.out, err);
 		return kExitUsage;
 	}
 	/* --title is the whole title; by default the command line, which names the trace */
 	out.write(timelineSvg(ev, nr, opts.title.empty() ? commandLine() : opts.title, ""));
 	if (!out.commit(&err)) {
-		fmt::print(stderr, "timeline: {}\n", err);
+		fmt::print(stderr, "pokelab: timeline: {}\n", err);
 		return 1;
 	}
 	fmt::print("timeline: {} events read, {} of them of the kinds it draws, on {} CPUs -> {}\n",

@@ -25,6 +25,7 @@
 #include <ctime>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -60,6 +61,7 @@
 #include <kernel_shim/trace_record.h>
 
 #include "command.h"
+#include "boot_twin.h"
 #include "options.h"
 #include "stop.h"
 #include "torture.h"
@@ -454,6 +456,19 @@ int run()
 				   "2-3\n");
 		return 2;
 	}
+	/* an option and its boot parameter, both given: neither silently wins */
+	for (const auto &[opt, val, key] :
+	     {std::tuple<const char *, std::string, const char *>{"--cpus", opts.cpus ?
+								   std::to_string(opts.cpus) : "",
+								   "nr_cpus"},
+	      {"--nohz-full", opts.nohzFull, "nohz_full"},
+	      {"--ct-defer", opts.ctDefer, "pokelab.ct_defer"}}) {
+		err = pokelab::bootTwinConflict(opts.params, opt, val, key);
+		if (!err.empty()) {
+			fmt::print(stderr, "pokelab: {}\n", err);
+			return 2;
+		}
+	}
 	if (opts.cpus)
 		cmdline += fmt::format("nr_cpus={}", opts.cpus);
 	else if (!paramCpus)
@@ -627,7 +642,8 @@ void addTortureCommand(CLI::App &app)
 			"violations marked (docs/timeline.md)")
 		->check(outputFile("--timeline", "FILE.svg"));
 	cmd->add_option("--timeline-window", opts.timelineWindow,
-			"Seconds the timeline keeps, the last ones (default: 1)")
+			"Seconds of the run the timeline keeps, the last ones (default: 1, at most "
+			"60: torture's events are many; 10 and 3600 elsewhere)")
 		->check(decimalNumber(0.001, 60.0));
 	pokelab::addTimelineGapOption(cmd);
 	cmd->add_option_function<unsigned long long>("--seed", [](unsigned long long v) {

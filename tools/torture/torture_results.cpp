@@ -186,8 +186,10 @@ void resultsBegin(const ResultsRun &r)
 		argv.insert(argv.end(), {"--ct-defer", r.ctDefer});
 	if (mod || !r.module.empty())
 		argv.insert(argv.end(), {"--module", mod ? mod : r.module});
+	/* nr_cpus= is --cpus above, the count it booted: both would be refused if they differ */
 	for (const std::string &p : r.params)
-		argv.push_back(p);
+		if (p.rfind("nr_cpus=", 0))
+			argv.push_back(p);
 
 	o["duration"] = r.ops ? nlohmann::ordered_json() : nlohmann::ordered_json(r.duration);
 	o["ops"] = r.ops ? nlohmann::ordered_json(r.ops) : nlohmann::ordered_json();

@@ -30,6 +30,7 @@
 #include "torture_text.h"
 #include "torture/torture_module.h"
 #include "timeline/timeline.h"
+#include "wrote.h"
 
 namespace pokelab::torture {
 
@@ -75,6 +76,8 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 		}
 		if (!timeline->finish(kshim::traceRecorderStop(), &err))
 			fmt::print(stderr, "pokelab: --timeline: {}\n", err);
+		else
+			sayWrote(opts.timeline, "--timeline");
 	}
 
 	double secs = (kshim::clockNs() - runT0) / 1e9;
@@ -170,7 +173,11 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 		why = (why.empty() ? "" : why + " and ") +
 		      fmt::format("the run did not end within {:.0f} s of its --duration (CPUs "
 				  "wedged with no lockup reported)", endBoundNs() / 1e9);
-	if (success && !interrupted)
+	if (success && !interrupted && x.lost)
+		fmt::print("torture: SUCCESS, PARTIAL (seed {}): the model judged all but {} past "
+			   "its capacity\n", seedUsed, kshim::nOf(x.lost, "window or value",
+								   "windows or values"));
+	else if (success && !interrupted)
 		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
 	else if (!success && (!why.empty() || !bad.empty() || warns || !interrupted))
 		fmt::print("torture: FAILURE (seed {}): {}\n", seedUsed,
