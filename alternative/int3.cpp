@@ -237,7 +237,7 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 	instrumentation_begin();
 	if (!do_int3(&regs))
 		die_int3(&regs);
-	kshim::xmcInt3Claimed(&trapped, &regs);	/* userspace: the model's R5 (the self-test) */
+	kshim::xmcInt3Claimed(&trapped, &regs);	/* userspace: the model's R5 (self-test) */
 	instrumentation_end();
 	irqentry_nmi_exit(&regs, irq_state);
 

@@ -114,8 +114,8 @@ void takeSelftest()
 		v.len = kCallLen;
 		memcpy(v.oldBytes, (const void *)selftestSite, kCallLen);
 		memcpy(v.newBytes, v.oldBytes, kCallLen);
-		v.detail = fmt::format("resumed at {:#x}, sp {:+d} holding {:#x}, the trapped frame's "
-				       "top {} ({:#x}, was {:#x}); expected, after call "
+		v.detail = fmt::format("resumed at {:#x}, sp {:+d} holding {:#x}, the trapped "
+				       "frame's top {} ({:#x}, was {:#x}); expected, after call "
 				       "int3_selftest_callee: {:#x}, sp -8, return address {:#x} "
 				       "pushed, the frame's top unchanged",
 				       t->selftestIp, (long)(t->selftestSp1 - t->selftestSp0),

@@ -33,6 +33,7 @@ esac
 out=$(mktemp)
 applied=
 scratch=
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup()
 {
 	[ -z "$applied" ] || patch -d "$tree" -p1 -R -s -f <"$applied" >/dev/null 2>&1
@@ -73,8 +74,10 @@ for p in "$@"; do
 		ok="a crash first: $(sed -n "${crash}p" "$out")"
 	grep -q '^Kernel panic - not syncing: xmc: ' "$out" || ok="no panic line"
 	! grep -q '^torture: ' "$out" || ok="the machine booted"
-	printf '%s: %s, exit %s: %s\n' "$name" "$([ "$ok" = yes ] && echo named || echo "MISSED ($ok)")" \
-		"$rc" "$(grep -m1 '^xmc: ' "$out" | cut -c1-160)"
+	verdict=named
+	[ "$ok" = yes ] || verdict="MISSED ($ok)"
+	printf '%s: %s, exit %s: %s\n' "$name" "$verdict" "$rc" \
+		"$(grep -m1 '^xmc: ' "$out" | cut -c1-160)"
 	[ "$ok" = yes ] || { missed=$((missed + 1)); tail -20 "$out" >&2; }
 	patch -d "$tree" -p1 -R -s -f <"$p" >/dev/null 2>&1
 	applied=
