@@ -1035,9 +1035,12 @@ int alternativeInstructions(std::string &err)
 
 	/* first in alternative_instructions(), as upstream */
 	int3_selftest();
+	/* userspace: each boot stage that writes text ends with the model's check (R7) */
+	kshim::xmcBootStage("int3_selftest", 0);
 
 	/* apply_retpolines(), apply_returns(): before the alternatives, as upstream */
 	pokelab::applyThunkSites();
+	kshim::xmcBootStage("apply_returns", 0);	/* userspace: as above */
 
 	if (!pristine)
 		pristine = new pokelab::AltTextSnapshot(__start_altinstructions,
@@ -1052,6 +1055,8 @@ int alternativeInstructions(std::string &err)
 				      debug_alternative == DA_ALL ? std::string("all")
 				      : fmt::format("{:#x}", debug_alternative));
 	apply_alternatives(__start_altinstructions, __stop_altinstructions);
+	/* userspace: as above, before alt_reloc_selftest() runs a site it wrote */
+	kshim::xmcBootStage("apply_alternatives", kshim::XMC_TABLE_ALTERNATIVES);
 
 	if (alt_reloc_selftest()) {
 		err = "alternatives: alt_reloc_selftest failed: the relocated replacement did "

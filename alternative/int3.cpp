@@ -210,7 +210,7 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 	regsFromUcontext(&regs, uc);
 	regs.from_user = si->si_code != SI_KERNEL;
 	trapped = regs;
-	kshim::xmcInt3Enter(regs.ip - INT3_INSN_SIZE);	/* userspace: the model */
+	kshim::xmcInt3Enter(&regs);	/* userspace: the model */
 
 	/* The batch handler goes first: anything after it may itself be patched. */
 	if (smp_text_poke_int3_handler(&regs)) {
@@ -237,6 +237,7 @@ static void exc_int3(int, siginfo_t *si, void *ucv) noexcept
 	instrumentation_begin();
 	if (!do_int3(&regs))
 		die_int3(&regs);
+	kshim::xmcInt3Claimed(&trapped, &regs);	/* userspace: the model's R5 (self-test) */
 	instrumentation_end();
 	irqentry_nmi_exit(&regs, irq_state);
 

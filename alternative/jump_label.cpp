@@ -1070,6 +1070,8 @@ int jumpLabelInitHook(std::string &err)
 	static bool notifier;
 
 	jump_label_init();
+	/* userspace: the boot stage's end: the model's check of every table so far (R7) */
+	kshim::xmcBootStage("jump_label_init", kshim::XMC_TABLE_JUMP_LABELS);
 	/* userspace: the early_initcall, once per process (boot may run many times) */
 	if (!notifier) {
 		BUG_ON(jump_label_init_module());

@@ -27,6 +27,7 @@
 
 #include <linux/cpumask.h>
 #include <asm/processor.h>
+#include <asm/ptrace.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/sigsafe.h>
 
@@ -251,7 +252,7 @@ void xmcInt3RefsDrained() noexcept
 	}
 }
 
-void xmcInt3Enter(unsigned long site) noexcept
+void xmcInt3Enter(const struct pt_regs *regs) noexcept
 {
 	int cpu = tlsCpu;
 	Int3Cpu *t;
@@ -259,8 +260,12 @@ void xmcInt3Enter(unsigned long site) noexcept
 	if (cpu < 0)
 		return;
 	t = &int3Cpus[cpu];
-	if (!t->depth)
-		__atomic_store_n(&t->site, site, __ATOMIC_RELAXED);
+	if (!t->depth) {
+		/* the trap reports the byte after the INT3 */
+		__atomic_store_n(&t->site, regs->ip - 1, __ATOMIC_RELAXED);
+		t->enterSp = regs->sp;
+		t->enterTop = *(const unsigned long *)regs->sp;
+	}
 	__atomic_store_n(&t->depth, t->depth + 1, __ATOMIC_RELEASE);
 }
 

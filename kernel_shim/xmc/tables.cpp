@@ -42,6 +42,7 @@
 #include <fmt/format.h>
 
 #include <kernel_shim/disasm.h>
+#include <kernel_shim/boot.h>
 #include <kernel_shim/elf_image.h>
 #include <kernel_shim/symbols.h>
 
@@ -252,6 +253,20 @@ std::string judgeJumpEntry(const JumpEntry *e, const u8 *now, unsigned int len,
 			       : fmt::format("a {}-byte NOP", *size));
 }
 
+/* "entry 12 of the program's __jump_table [0x...]": which entry @e is, for a report. */
+std::string entryName(const void *e)
+{
+	for (const Source &s : sources) {
+		if (e >= s.jumpStart && e < s.jumpEnd)
+			return fmt::format("entry {} of {}'s __jump_table [{}]",
+					   (const JumpEntry *)e - s.jumpStart, s.name, e);
+		if (e >= s.scStart && e < s.scEnd)
+			return fmt::format("entry {} of {}'s static_call_sites [{}]",
+					   (const StaticCallSite *)e - s.scStart, s.name, e);
+	}
+	return fmt::format("the entry at {}", e);
+}
+
 /* R7 on one __jump_table entry, as its site is in memory now. */
 void checkJumpEntry(const char *what, const JumpEntry *e)
 {
@@ -267,7 +282,7 @@ void checkJumpEntry(const char *what, const JumpEntry *e)
 	stats.tableChecks++;
 	demand = judgeJumpEntry(e, now, 5, &size);
 	if (!demand.empty())
-		reportSite(what, code, now, size, old, haveOld, demand);
+		reportSite(what, code, now, size, old, haveOld, demand + ", " + entryName(e));
 }
 
 /*
@@ -326,7 +341,7 @@ void checkCallSite(const char *what, const StaticCallSite *s)
 	stats.tableChecks++;
 	demand = judgeCallSite(s, now, &len);
 	if (!demand.empty())
-		reportSite(what, site, now, len, old, haveOld, demand);
+		reportSite(what, site, now, len, old, haveOld, demand + ", " + entryName(s));
 }
 
 /* R7 on one trampoline. */
@@ -484,6 +499,28 @@ void checkTablesLocked(const char *what, unsigned long key, bool callKey, bool a
 			checkTrampoline(what, k, tramp);
 }
 
+void checkTableSet(const char *what, unsigned int tables)
+{
+	std::lock_guard<std::mutex> lk(tableLock);
+
+	loadProgram();
+	for (const Source &s : sources) {
+		if (!s.live)
+			continue;
+		for (const JumpEntry *e = s.jumpStart;
+		     (tables & XMC_TABLE_JUMP_LABELS) && e && e < s.jumpEnd; e++)
+			checkJumpEntry(what, e);
+		for (const StaticCallSite *c = s.scStart;
+		     (tables & XMC_TABLE_STATIC_CALLS) && c && c < s.scEnd; c++)
+			checkCallSite(what, c);
+		if (tables & XMC_TABLE_ALTERNATIVES)
+			checkAlternatives(what, s.owner, s.altStart, s.altEnd, caps, capWords);
+	}
+	for (const auto &[k, tramp] : trampolines)
+		if (tables & XMC_TABLE_STATIC_CALLS)
+			checkTrampoline(what, k, tramp);
+}
+
 std::vector<unsigned long> callGates(unsigned long key)
 {
 	std::vector<unsigned long> out;
@@ -525,6 +562,11 @@ void xmcStaticCallsInitialised() noexcept
 {
 	if (!xmcEnabled)
 		return;
+	/* the first text boot writes after the model: a boot stage, whose fault panics */
+	if (!systemRunning()) {
+		xmcBootStage("static_call_init", XMC_TABLE_STATIC_CALLS);
+		return;
+	}
 	std::lock_guard<std::mutex> lk(tableLock);
 	loadProgram();
 	for (const Source &s : sources)

@@ -4,7 +4,8 @@
  * feeds that tie the rules together (kernel_shim/xmc.h, docs/testing.md).
  * The rules are one file each: torn.cpp (R1), stale.cpp (R2), int3.cpp
  * (R3), sites.cpp (R4), emulation.cpp (R5), tlb.cpp (R6), tables.cpp and
- * altcheck.cpp (R7), fence.cpp (R8), calls.cpp (R9); storage in
+ * altcheck.cpp (R7), fence.cpp (R8), calls.cpp (R9), boot.cpp (the boot
+ * stages and the INT3 self-test's R5); storage in
  * bytes.cpp, fetch windows in window.cpp, reports in report.cpp.
  *
  * State, and who touches it:
@@ -57,6 +58,7 @@ void takeCpuRecords()
 	takeStaleTlb();
 	takeMissingFences();
 	takeDeclined();
+	takeSelftest();
 	takeCallRecords();
 }
 
@@ -381,6 +383,7 @@ void xmcReset() noexcept
 		int3Cpus[cpu].depth = 0;
 		int3Cpus[cpu].stackHave = 0;
 		int3Cpus[cpu].fromZeroHave = 0;
+		int3Cpus[cpu].selftestHave = 0;
 		exempt[cpu].have = false;
 		staleReported[cpu] = 0;
 		for (EmuRing &e : emuRings[cpu]) {
@@ -406,6 +409,7 @@ void xmcReset() noexcept
 	irqsOnHook = xmcWriterIrqsOn;
 	callsReset();
 	roundsReset();
+	bootReset();
 }
 
 namespace {
@@ -440,10 +444,13 @@ int xmcBoot(std::string &)
 
 BootHookRegistrar xmcHook({"xmc", BootStage::Machine, xmcBoot});
 
-/* The booted machine: every site as its table demands (R7), once the patching of boot is done. */
+/*
+ * The booted machine: every site as its table demands (R7), once the
+ * patching of boot is done; the last boot stage (boot.cpp): a fault panics.
+ */
 int xmcBooted(std::string &)
 {
-	xmcTablesCheck("boot");
+	xmcBootStage("boot", XMC_TABLES_ALL);
 	return 0;
 }
 

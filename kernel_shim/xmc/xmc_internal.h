@@ -484,6 +484,12 @@ struct alignas(SMP_CACHE_BYTES) Int3Cpu {
 	int fromZeroHave;
 	u64 fromZeroSeq;
 	unsigned long fromZeroSite;
+	/* the outermost trap's stack pointer and the word there, as trapped (boot.cpp's R5) */
+	unsigned long enterSp, enterTop;
+	/* R5 on the INT3 self-test, found on this CPU (boot.cpp) */
+	int selftestHave;
+	unsigned long selftestSp0, selftestTop0, selftestIp, selftestSp1, selftestTop1;
+	unsigned long selftestTop0Now;
 };
 
 /* R8 records, one per CPU until reported (xmcFenceMissing()) */
@@ -675,6 +681,15 @@ void checkTablesLocked(const char *what, unsigned long key, bool callKey, bool a
 void checkRequest(unsigned long addr, const u8 *bytes, unsigned int len);
 void checkAlternatives(const char *what, const void *owner, const u8 *start, const u8 *end,
 		       const u32 *caps, unsigned int words);
+
+/* R7 over the tables of @tables (XMC_TABLE_* bits), every live source. Takes the table lock. */
+void checkTableSet(const char *what, unsigned int tables);
+
+/* ---- boot.cpp: the model at boot ---- */
+/* Forget the boot stages; find the self-test's symbols. xmcReset(). */
+void bootReset();
+/* A self-test emulation a CPU found wrong after boot, into the log. The writer. */
+void takeSelftest();
 
 /* ---- report.cpp ---- */
 /* A note printed on the way down counts as reported (xmcReported()). Async-signal-safe. */

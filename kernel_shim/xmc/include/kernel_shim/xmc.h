@@ -167,11 +167,25 @@ static __always_inline void xmcInstrumentationBegin(unsigned long ip)
 void xmcInt3Return(const struct pt_regs *before, const struct pt_regs *after) noexcept;
 
 /*
- * exc_int3() on the calling CPU: a trap on the INT3 at @site begins, and
- * ends (whatever claimed it). Plain per-CPU stores; async-signal-safe.
+ * exc_int3() on the calling CPU: a trap on the INT3 before @regs->ip
+ * begins (the word at @regs->sp is kept for xmcInt3Claimed()), and ends
+ * (whatever claimed it). Plain per-CPU stores; async-signal-safe.
  */
-void xmcInt3Enter(unsigned long site) noexcept;
+void xmcInt3Enter(const struct pt_regs *regs) noexcept;
 void xmcInt3Exit() noexcept;
+
+/*
+ * R5 on a trap the die chain claimed (do_int3() returned true): @before is
+ * the state the trap delivered, @after the one the handler resumes with.
+ * The one such INT3 the model knows is the INT3 self-test's
+ * (int3_selftest_asm, whose notifier must run "call int3_selftest_callee"
+ * from its 5-byte slot; both found in the symbol table, not asked of the
+ * code under test): resumed at the callee, 8 bytes below with the slot's
+ * end pushed, the interrupted frame's top word untouched. A wrong one is
+ * printed at once; while the machine boots it panics (exit 1) before the
+ * handler returns to the wrong state. Async-signal-safe.
+ */
+void xmcInt3Claimed(const struct pt_regs *before, const struct pt_regs *after) noexcept;
 
 /*
  * The batch's INT3 handler returned 0 for the trap on the INT3 at @site.
@@ -327,10 +341,35 @@ void xmcCpuCaps(const u32 *caps, unsigned int words, int rethunkFeature) noexcep
 void xmcKeyUpdated(const void *key) noexcept;
 /* __static_call_update(@key) returned: its inline sites and trampoline as @key->func demands. */
 void xmcStaticCallUpdated(const void *key) noexcept;
-/* static_call_init() linked and rewrote the program's sites: each as its key demands. */
+/*
+ * static_call_init() linked and rewrote the program's sites: each as its
+ * key demands (while the machine boots, a boot stage: xmcBootStage()).
+ */
 void xmcStaticCallsInitialised() noexcept;
 /* Every site of every table, now (after boot, at a run's end; @when names it). Machine quiet. */
 void xmcTablesCheck(const char *when) noexcept;
+
+/*
+ * The model at boot (kernel_shim/xmc/boot.cpp; docs/testing.md, "The
+ * model at boot"). The tables a boot stage makes true, once it has run:
+ */
+enum : unsigned int {
+	XMC_TABLE_STATIC_CALLS = 1u << 0,	/* static_call_sites and the trampolines */
+	XMC_TABLE_ALTERNATIVES = 1u << 1,	/* altinstructions */
+	XMC_TABLE_JUMP_LABELS = 1u << 2,	/* __jump_table */
+	XMC_TABLES_ALL = 7u,
+};
+/*
+ * Boot stage @stage (a function's name: "apply_alternatives") ended, and
+ * made @tables true from now on: R7 over every table made true so far
+ * (this stage's and the earlier ones'). A violation it finds, or any the
+ * model reported while only the boot CPU runs, is a boot fault: every
+ * report so far is printed, then a panic line, and the process exits with
+ * status 1; the machine does not boot. Task context, the boot CPU.
+ */
+void xmcBootStage(const char *stage, unsigned int tables) noexcept;
+/* The same check without the panic: the violations it reported. Tests. */
+unsigned long xmcBootStageCheck(const char *stage, unsigned int tables) noexcept;
 
 /* One section of a module as its loader laid it out. */
 struct XmcSection {
