@@ -20,6 +20,7 @@
 #include <asm/barrier.h>
 #include <asm/tlbflush.h>
 #include <kernel_shim/busted.h>
+#include <kernel_shim/torture.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
@@ -93,6 +94,7 @@ bool flush_tlb_kernel_cond(int cpu, void *info)
 		return true;
 	/* userspace: the checker's store→load rule, the page-table change before this load */
 	kshim::xmcFenceCheck(kshim::FENCE_PAIR_PT_CHANGE);
+	torture_delay(kshim::TortureDelay::FlusherBeforeRead);	/* userspace: delay point */
 	if (BUSTED(GATE_NO_CR3))	/* userspace: BUSTED, the kernel_cr3_loaded test deleted */
 		return false;
 	return READ_ONCE(*per_cpu_ptr(&kernel_cr3_loaded, cpu));
