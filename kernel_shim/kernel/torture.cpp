@@ -63,8 +63,7 @@ void tortureDelayAt(TortureDelay where) noexcept
 	 * posted order's bug), one in two: a point once per batch or entry,
 	 * whose window another CPU's step must overlap.
 	 */
-	bool often = where == TortureDelay::BeforeRefsDrain || where == TortureDelay::EntryCr3Window ||
-		     where == TortureDelay::EntryBeforeRmw;
+	bool often = where == TortureDelay::BeforeRefsDrain || where == TortureDelay::EntryCr3Window;
 
 	if ((d & (often ? 1 : 7)) != 0)
 		return;
