@@ -19,7 +19,7 @@ namespace pokelab::torture {
  */
 void jitReplace(u64 d);
 
-/* Read every live image through its translation (the model's tlbTouch()). Any context, lock-free. */
+/* Read every live image through its translation (tlbTouch()). Any context, lock-free. */
 void jitTouch(u64 d);
 
 } /* namespace pokelab::torture */
