@@ -7,8 +7,8 @@
 #
 # TREE is a scratch work tree of this branch with a build directory set up
 # once (git worktree add --detach /tmp/mut HEAD; meson setup /tmp/mut/build),
-# or this tree itself (the patch is taken off again at the end; pokelab is
-# left built with it: rebuild it). PATCH (tests/mutations/NN-*.patch) is
+# or this tree itself (the patch is taken off again at the end and pokelab
+# rebuilt without it). PATCH (tests/mutations/NN-*.patch) is
 # applied with git apply, pokelab is rebuilt, and for each SEED (default
 # 1 2 3)
 #
@@ -17,16 +17,18 @@
 # must exit 1 (FAILURE) with an xmc: line naming a CPU (the mutation
 # sweep's catch, tools/campaign's CATCH) before any crash notice. MODULE in
 # the patch's options is TREE's build/tests/modules/pokelab_test_mod.o,
-# with its companions built beside it. Prints one line per run (the seconds
-# to the first report are torture's own, from its summary); exits 1 if any
-# run missed.
+# with its companions built beside it. Prints one line per run and its
+# FAILURE line; exits 1 if any run missed.
 set -u
 tree=$1
 patch=$(realpath "$2")
 shift 2
 seeds=${*:-1 2 3}
 out=$(mktemp)
-trap 'rm -f "$out"; git -C "$tree" apply -R "$patch" 2>/dev/null' EXIT
+applied=0
+# the patch off again, and pokelab rebuilt without it
+trap 'rm -f "$out"; [ $applied = 1 ] && git -C "$tree" apply -R "$patch" &&
+	nice ninja -C "$tree/build" -j2 tools/pokelab >/dev/null' EXIT
 
 opts=$(sed -n 's/^torture options: //p' "$patch")
 [ "$opts" = "(defaults)" ] && opts=
@@ -39,6 +41,7 @@ case "$opts" in
 	;;
 esac
 git -C "$tree" apply "$patch" || { echo "run.sh: $patch does not apply to $tree" >&2; exit 2; }
+applied=1
 nice ninja -C "$tree/build" -j2 tools/pokelab >"$out" 2>&1 || { cat "$out"; exit 2; }
 pokelab=$tree/build/tools/pokelab
 name=$(basename "$patch" .patch)
