@@ -554,6 +554,7 @@ bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 	}
 
 	/* userspace: preempt_disable() has nothing to pin on a CPU thread */
+	torture_delay(kshim::TortureDelay::FlusherBeforeRead);	/* userspace: delay point */
 	old = atomic_read(&ct->state);
 
 	/*
