@@ -182,6 +182,7 @@ static noinstr void ct_kernel_exit_state(int offset)
 	 * with it (they were flushed at entry).
 	 */
 	WARN_ON_ONCE(IS_ENABLED(CONFIG_RCU_EQS_DEBUG) && !rcu_is_watching_curr_cpu());
+	torture_delay(kshim::TortureDelay::ExitBeforeRmw);	/* userspace: delay point */
 	/* series v7 24/31: the work bits cleared with the same RMW */
 	(void)ct_state_inc_clear_work(offset);
 }
@@ -196,6 +197,7 @@ static noinstr void ct_kernel_enter_state(int offset)
 	 * ct_set_cpu_work() that succeeded before it has its work bit in
 	 * @seq (pairs with the cmpxchg in ct_set_cpu_work()).
 	 */
+	torture_delay(kshim::TortureDelay::EntryBeforeRmw);	/* userspace: delay point */
 	seq = ct_state_inc(offset);
 	/* userspace: torture delay injection, the window between entry and the flush */
 	torture_delay(kshim::TortureDelay::EntryBeforeFlush);
@@ -543,6 +545,7 @@ bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 	 *	read kernel_cr3_loaded: 0	CR3 write (serialises): sees the text
 	 */
 	if (ct_defer_policy == CT_DEFER_V8) {
+		torture_delay(kshim::TortureDelay::FlusherBeforeRead);	/* userspace: delay point */
 		/* pairs with the smp_mb() in switch_to_kernel_cr3() */
 		smp_mb();
 		/* userspace: the checker's store→load rule, the text written before this load */
@@ -551,6 +554,7 @@ bool ct_set_cpu_work(unsigned int cpu, enum ct_work work)
 	}
 
 	/* userspace: preempt_disable() has nothing to pin on a CPU thread */
+	torture_delay(kshim::TortureDelay::FlusherBeforeRead);	/* userspace: delay point */
 	old = atomic_read(&ct->state);
 
 	/*

@@ -53,6 +53,7 @@
 #include <kernel_shim/busted.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/cpu_events.h>
+#include <kernel_shim/torture.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/context_tracking.h>
@@ -93,6 +94,7 @@ noinstr void paranoid_note_kernel_cr3(void)
 	kshim::cpuFenceStore(kshim::FENCE_PAIR_CR3_LOADED);	/* userspace: the checker's mark */
 	if (!BUSTED(NO_MB_NMI))	/* userspace: BUSTED, the smp_mb() deleted */
 		smp_mb();
+	torture_delay(kshim::TortureDelay::NmiCr3Window);	/* userspace: delay point */
 }
 
 /* SAVE_AND_SWITCH_TO_KERNEL_CR3, with CONFIG_COALESCE_TLBI's flush and signal */

@@ -69,7 +69,8 @@ void tortureDelayAt(TortureDelay where) noexcept
 		return;
 	__atomic_fetch_add(&counts[(int)where], 1, __ATOMIC_RELAXED);
 	if (((d >> 3) & 15) == 0 && inTask() && !irqs_disabled() &&
-	    where != TortureDelay::EntryBeforeFlush) {
+	    where != TortureDelay::EntryBeforeFlush && where != TortureDelay::EntryBeforeRmw &&
+	    where != TortureDelay::ExitBeforeRmw) {
 		sched_yield();
 		return;
 	}
@@ -83,8 +84,10 @@ void tortureDelayAt(TortureDelay where) noexcept
 	 */
 	bool cr3 = where == TortureDelay::EntryCr3Window || where == TortureDelay::EntryPtiWindow ||
 		   where == TortureDelay::ExitPtiWindow;
+	/* and the entry's window before its RMW, where a remote ct_set_cpu_work() must land */
 	bool wide = cr3 || where == TortureDelay::Int3AfterRef ||
-		    where == TortureDelay::BeforeRefsDrain;
+		    where == TortureDelay::BeforeRefsDrain || where == TortureDelay::EntryBeforeRmw ||
+		    where == TortureDelay::NmiCr3Window;
 	u64 until = clockNs() + ((d >> 8) % (wide ? 200000 : 20000));
 
 	while (clockNs() < until)

@@ -20,6 +20,7 @@
 #include <asm/barrier.h>
 #include <asm/tlbflush.h>
 #include <kernel_shim/busted.h>
+#include <kernel_shim/torture.h>
 #include <kernel_shim/xmc.h>
 #include <linux/bug.h>
 #include <linux/cpumask.h>
@@ -67,6 +68,13 @@ bool overlaps(const Change &c, unsigned long start, unsigned long end)
 	       start < c.end.load(std::memory_order_relaxed);
 }
 
+/* @c's range lies inside [@start, @end) */
+bool contains(const Change &c, unsigned long start, unsigned long end)
+{
+	return start <= c.start.load(std::memory_order_relaxed) &&
+	       c.end.load(std::memory_order_relaxed) <= end;
+}
+
 /* The flush of [@start, @end) as of generation @upTo returned: its changes are done. */
 void flushReturned(unsigned long start, unsigned long end, u64 upTo)
 {
@@ -93,6 +101,7 @@ bool flush_tlb_kernel_cond(int cpu, void *info)
 		return true;
 	/* userspace: the checker's store→load rule, the page-table change before this load */
 	kshim::xmcFenceCheck(kshim::FENCE_PAIR_PT_CHANGE);
+	torture_delay(kshim::TortureDelay::FlusherBeforeRead);	/* userspace: delay point */
 	if (BUSTED(GATE_NO_CR3))	/* userspace: BUSTED, the kernel_cr3_loaded test deleted */
 		return false;
 	return READ_ONCE(*per_cpu_ptr(&kernel_cr3_loaded, cpu));
@@ -117,11 +126,15 @@ extern "C" void do_kernel_range_flush(void *info)
 	/* userspace: one flush_tlb_one_kernel() per page, counted once per call */
 	BUG_ON(f->end <= f->start);
 	rangeFlushRuns[cpu].fetch_add(1, std::memory_order_relaxed);
-	/* MODEL: this CPU holds no translation of the range older than the caller's change */
+	/*
+	 * MODEL: this CPU holds no translation of the range older than the
+	 * caller's change; a change only part of which the flush covered
+	 * keeps the rest's: not covered (a purge flush a page short).
+	 */
 	for (Change &c : changes) {
 		u64 g = c.gen.load(std::memory_order_acquire);
 
-		if (g && g <= f->gen && overlaps(c, f->start, f->end))
+		if (g && g <= f->gen && contains(c, f->start, f->end))
 			c.covered[cpu / BITS_PER_LONG].fetch_or(1UL << (cpu % BITS_PER_LONG),
 								std::memory_order_release);
 	}

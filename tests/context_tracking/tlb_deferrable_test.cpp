@@ -23,6 +23,7 @@
 #include <pokelab/ct_entry.h>
 
 #include "booted.h"
+#include "stale_tlb.h"
 
 namespace {
 
@@ -228,6 +229,47 @@ TEST_F(KernelCr3LoadedWidth, IsABoolStoredWithMovlAsPosted)
 		EXPECT_EQ(afterExit[i], 0) << "byte " << i << " past the flag, after the exit";
 		EXPECT_EQ(afterEntry[i], 0) << "byte " << i << " past the flag, after the entry";
 	}
+}
+
+/*
+ * A range flush covers a change only if it covers all of it: a purge's
+ * flush one page short leaves the rest of the last area in every TLB, and
+ * a reader of the reused page is told so (R6); the whole range is quiet.
+ */
+alignas(4096) unsigned char twoPages[2 * 4096];
+
+class TlbPartialFlush : public pokelab::test::Booted
+{
+protected:
+	unsigned int cpus() const override { return 2; }
+
+	/* Change both pages, flush [first, first + @flushPages), read the second page on CPU 1. */
+	unsigned long readAfterFlushOf(unsigned int flushPages)
+	{
+		unsigned long r = (unsigned long)twoPages, before = pokelab::test::staleTlbReports();
+
+		kshim::tlbKernelRangeCleared(r, r + 2 * 4096);
+		flush_tlb_kernel_range(r, r + flushPages * 4096);
+		kshim::cpuRun(1, [r] { kshim::tlbTouch(r + 4096); });
+		kshim::cpuWait(1);
+		return pokelab::test::staleTlbReports() - before;
+	}
+};
+
+class TlbPartialFlushShort : public TlbPartialFlush
+{
+protected:
+	bool xmcViolationsExpected() const override { return true; }
+};
+
+TEST_F(TlbPartialFlush, AFlushOfTheWholeChangeCoversIt)
+{
+	EXPECT_EQ(readAfterFlushOf(2), 0u);
+}
+
+TEST_F(TlbPartialFlushShort, AFlushOnePageShortLeavesTheChangeStale)
+{
+	EXPECT_EQ(readAfterFlushOf(1), 1u);
 }
 
 } /* namespace */

@@ -66,6 +66,7 @@
 #include "stop.h"
 #include "torture.h"
 #include "torture_end.h"
+#include "torture_jit.h"
 #include "torture_run.h"
 #include "torture_results.h"
 #include "torture_text.h"
@@ -112,36 +113,10 @@ bool keepGoing(unsigned long idx)
 	return opts.ops ? idx < opts.ops : true;
 }
 
-/*
- * Kernel ranges for the TLB model: a housekeeping decision "remaps" one
- * (its page tables change, then flush_tlb_kernel_range_deferrable(): a
- * vfree() and a vmalloc() again at the same address, as the lazy purge
- * does, gated as v7 30/31 gates mm/vmalloc.c's flushes), and the
- * isolated CPUs' system calls read them. userspace: the memory stays
- * mapped; only the model's translations go stale.
- */
-constexpr unsigned int kNrRanges = 4;
-alignas(4096) u8 kernelRanges[kNrRanges][4096];
-std::mutex remapLock;	/* one remap at a time, as vmap_purge_lock */
-
-void remapRange(u64 d)
-{
-	unsigned long r = (unsigned long)kernelRanges[(d >> 8) % kNrRanges];
-	std::lock_guard<std::mutex> lk(remapLock);
-
-	kshim::tlbKernelRangeCleared(r, r + 4096);
-	flush_tlb_kernel_range_deferrable(r, r + 4096);
-}
-
-/* A system call reads the kernel ranges through their translations. */
+/* A system call reads the JIT-like images through their translations (torture_jit.cpp). */
 void touchRanges(u64 d)
 {
-	for (unsigned int r = 0; r < kNrRanges; r++) {
-		volatile u8 *p = kernelRanges[r] + ((d >> 20) & 4095);
-
-		kshim::tlbTouch((unsigned long)p, (unsigned long)__builtin_return_address(0));
-		(void)*p;
-	}
+	jitTouch(d);
 }
 
 /* An IRQ's work: instrumentable kernel code that reads the ranges and runs the sites. */
@@ -153,7 +128,7 @@ void irqWork(void *arg)
 
 /*
  * The NMI handler (a perf or watchdog handler's stand-in): it reads the
- * kernel ranges and runs the sites, wherever the NMI landed; inside the
+ * JIT-like images and runs the sites, wherever the NMI landed; inside the
  * INT3 or IPI handler, a few of them (runSomeSites()), as each may trap
  * again. Its draws come from a stream of its own (2), per CPU: no
  * decision of the run's.
@@ -205,7 +180,7 @@ void housekeepingStep(int cpu, u64 d)
 		return;
 	}
 	if (what == KnobNr + 1 || what == KnobNr + 2) {
-		remapRange(d);
+		jitReplace(d);	/* a page-table change and its lazy purge */
 		w.remaps++;
 		return;
 	}

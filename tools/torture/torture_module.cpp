@@ -63,12 +63,14 @@ struct LoadedModule {
 	struct static_key_false *key;
 	int (*tail)(int);	/* inline static calls of pokelab_module_call */
 	int (*call)(int);
+	int (*core)(void);	/* a site of pokelab_module_key, a key it does not own */
 };
 
 std::string path;
 LoadedModule *published;	/* rcu_dereference()/rcu_assign_pointer() */
 LoadedModule *current;		/* the writer's: loaded, maybe unpublished */
 bool keyOn;			/* the writer's last flip of this load's key */
+bool moduleKeyOn;		/* its last flip of pokelab_module_key (linked: module sites only) */
 bool callB;			/* pokelab_module_call is _b (else _a) */
 std::mutex writerLock;		/* one writer step at a time */
 
@@ -80,7 +82,7 @@ struct Companions {
 	std::string prov, cons, init;	/* their paths */
 	struct module *provMod, *consMod, *initMod;
 	struct static_key_false *provKey, *initKey, *initOnlyKey;
-	bool provKeyOn, initKeyOn, initOnlyOn, moduleKeyOn, call2A;
+	bool provKeyOn, initKeyOn, initOnlyOn, call2A;
 	/* the init module's init static call site is not STATIC_CALL_SITE_INIT (said once) */
 	bool initCallUnmarked, initCallSaid;
 } co;
@@ -102,11 +104,12 @@ int loadNow(std::string *err)
 		(struct static_key_false *)find_kallsyms_symbol_value(mod, "pokelab_test_mod_key"),
 		(int (*)(int))find_kallsyms_symbol_value(mod, "pokelab_test_mod_tail_call"),
 		(int (*)(int))find_kallsyms_symbol_value(mod, "pokelab_test_mod_call"),
+		(int (*)(void))find_kallsyms_symbol_value(mod, "pokelab_test_mod_core_site"),
 	};
 
-	if (!m->site || !m->nsite || !m->key || !m->tail || !m->call) {
-		*err = fmt::format("{}: no pokelab_test_mod_site, _noinstr_site, _key, _tail_call "
-				   "or _call", path);
+	if (!m->site || !m->nsite || !m->key || !m->tail || !m->call || !m->core) {
+		*err = fmt::format("{}: no pokelab_test_mod_site, _noinstr_site, _key, _tail_call, "
+				   "_call or _core_site", path);
 		delete m;
 		delete_module(mod);
 		return -ENOENT;
@@ -175,7 +178,7 @@ int consumerWants()
 /* The init module's core sites for x = 1 (pokelab_init_mod_core_sites()) */
 int initCoreWants()
 {
-	return (co.call2A ? 2 : 3) + (co.initKeyOn ? 1000 : 0) + (co.moduleKeyOn ? 100 : 0);
+	return (co.call2A ? 2 : 3) + (co.initKeyOn ? 1000 : 0) + (moduleKeyOn ? 100 : 0);
 }
 
 void flip(struct static_key_false *key, bool *on)
@@ -283,7 +286,7 @@ void consumerStep()
 /* The init module: load (its init sites as COMING left them), or try to unload */
 void initStep()
 {
-	long want = 44 + (co.call2A ? 1 : 2) + (co.moduleKeyOn ? 100 : 0), got;
+	long want = 44 + (co.call2A ? 1 : 2) + (moduleKeyOn ? 100 : 0), got;
 	unsigned long at;
 	int ret;
 
@@ -356,7 +359,7 @@ void companionStep(u64 c)
 			flip(co.initOnlyKey, &co.initOnlyOn);
 		break;
 	case 6:
-		flip(&pokelab_module_key, &co.moduleKeyOn);
+		flip(&pokelab_module_key, &moduleKeyOn);
 		break;
 	default:
 		if (co.initMod && co.initCallUnmarked)
@@ -452,8 +455,6 @@ void companionsFinish(std::vector<std::string> *out)
 			out->push_back("module: the init module still referenced at the end");
 	}
 	/* as found */
-	if (co.moduleKeyOn)
-		static_branch_disable(&pokelab_module_key);
 	static_call_update(pokelab_module_call2, &pokelab_module_call_b);
 	flush_module_init_free_work();
 	if (coBad)
@@ -472,11 +473,15 @@ int moduleWriterStart(const std::string &p, std::string *err)
 	loads = unloads = busy = flips = calls = runs = bad = 0;
 	depLoads = depUnloads = inUse = unknownRefused = depBusy = initLoads = initUnloads = 0;
 	initBusy = coFlips = coCalls = depRuns = initRuns = coBad = 0;
-	callB = false;
+	callB = moduleKeyOn = false;
 	co = Companions{};
 	if (path.empty())
 		return 0;
 	findCompanions(path);
+	if (!co.on)
+		fmt::print("torture: module: no pokelab_provider_mod.o, pokelab_consumer_mod.o and "
+			   "pokelab_init_mod.o beside {}: the companions (a key of one module with "
+			   "sites in another) are not run\n", path);
 	return loadNow(err);
 }
 
@@ -517,6 +522,19 @@ void moduleWriterStep(u64 d)
 		calls++;
 		return;
 	}
+	/*
+	 * pokelab's own key, linked: its only sites are the modules' (this
+	 * one's, the init module's), so each flip is __jump_label_mod_update()'s
+	 */
+	if (((d >> 8) & 3) == 3) {
+		moduleKeyOn = !moduleKeyOn;
+		if (moduleKeyOn)
+			static_branch_enable(&pokelab_module_key);
+		else
+			static_branch_disable(&pokelab_module_key);
+		flips++;
+		return;
+	}
 	keyOn = !keyOn;
 	if (keyOn)
 		static_branch_enable(current->key);
@@ -540,10 +558,10 @@ unsigned long runTestModule()
 	}
 	rcu_read_unlock();
 
-	int a = m->site(), b = m->nsite(), t = m->tail(1), c = m->call(1);
+	int a = m->site(), b = m->nsite(), t = m->tail(1), c = m->call(1), k = m->core();
 
-	/* the two sites test one key: each is off or on, never anything else */
-	if ((a != 1 && a != 2) || (b != 10 && b != 20))
+	/* the two sites test one key: each is off or on, never anything else; so does the linked one */
+	if ((a != 1 && a != 2) || (b != 10 && b != 20) || (k != 3 && k != 4))
 		bad++;
 	/* the inline static calls reach _a or _b, nothing else */
 	if ((t != 2 && t != 3) || (c != 102 && c != 103))
@@ -587,6 +605,9 @@ std::vector<std::string> moduleWriterFinish()
 	if (current && current->site() != (keyOn ? 2 : 1))
 		out.push_back(fmt::format("module: its site returns {} with the key {}",
 					  current->site(), keyOn ? "on" : "off"));
+	if (current && current->core() != (moduleKeyOn ? 4 : 3))
+		out.push_back(fmt::format("module: its site of pokelab_module_key returns {} with the "
+					  "key {}", current->core(), moduleKeyOn ? "on" : "off"));
 	if (current &&
 	    (current->tail(1) != (callB ? 3 : 2) || current->call(1) != (callB ? 103 : 102)))
 		out.push_back(fmt::format("module: its static calls return {} and {} with "
@@ -602,6 +623,9 @@ std::vector<std::string> moduleWriterFinish()
 	if (!loads || !runs)
 		out.push_back("module: never loaded, or never run by another CPU");
 	companionsFinish(&out);
+	if (moduleKeyOn)	/* as found */
+		static_branch_disable(&pokelab_module_key);
+	moduleKeyOn = false;
 	return out;
 }
 

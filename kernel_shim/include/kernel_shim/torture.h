@@ -34,6 +34,10 @@ enum class TortureDelay {
 	ExitPtiWindow,		/* exit stub: kernel_cr3_loaded = 0, the kernel CR3 still loaded */
 	BeforeRefsDrain,	/* smp_text_poke_batch_finish(): the last sync done, the drain next */
 	Int3BeforePut,		/* SIGTRAP handler, the emulation done, its ref not yet put */
+	EntryBeforeRmw,		/* kernel entry, the state RMW next (what was read before is stale) */
+	ExitBeforeRmw,		/* kernel exit, EQS noted, the state RMW that clears the work next */
+	NmiCr3Window,		/* NMI paranoid entry: kernel_cr3_loaded = 1 and smp_mb(), the flush next */
+	FlusherBeforeRead,	/* a flusher's cond: its store (PTE clear, v8 text) done, the flag read next */
 	Nr,
 };
 
