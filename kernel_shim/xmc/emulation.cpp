@@ -259,9 +259,9 @@ std::string wrongCondition(const u8 *insn, unsigned int len, unsigned long site,
 		return "";
 	return fmt::format("; a Jcc emulated with the wrong condition: the flags it trapped with "
 			   "(CF={} PF={} ZF={} SF={} OF={}) make {} {}",
-			   !!(r.flags & X86_EFLAGS_CF), !!(r.flags & X86_EFLAGS_PF),
-			   !!(r.flags & X86_EFLAGS_ZF), !!(r.flags & X86_EFLAGS_SF),
-			   !!(r.flags & X86_EFLAGS_OF), ZydisMnemonicGetString(d.mnemonic),
+			   (int)!!(r.flags & X86_EFLAGS_CF), (int)!!(r.flags & X86_EFLAGS_PF),
+			   (int)!!(r.flags & X86_EFLAGS_ZF), (int)!!(r.flags & X86_EFLAGS_SF),
+			   (int)!!(r.flags & X86_EFLAGS_OF), ZydisMnemonicGetString(d.mnemonic),
 			   ccTrue(d.opcode & 0xf, r.flags) ? "taken" : "not taken");
 }
 
