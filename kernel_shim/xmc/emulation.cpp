@@ -344,7 +344,8 @@ void checkEmulation(int cpu, const EmuRec &r)
 			want += fmt::format("{}{} instruction{}: {}", want.empty() ? "" : "; ",
 					    c == 0 ? "the old" : c == 1 ? "the new"
 									  : "an earlier requested",
-					    jccNote(cand[c], in->len, r.flags), outcomeText(outs[c], r));
+					    jccNote(cand[c], in->len, r.flags),
+					    outcomeText(outs[c], r));
 
 	XmcViolation v = intentViolation(XmcRule::Int3Misemulated, cpu, *in, cand[1]);
 	Outcome got = {r.ip1, r.sp1, r.sp1 < r.sp0, r.top1};

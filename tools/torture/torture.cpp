@@ -465,7 +465,7 @@ int run()
 	/* a policy without its CPUs: the seed places them (torture_mask.h); a list given wins */
 	if (opts.nohzFull.empty() && !paramNohz && !opts.ctDefer.empty() && opts.ctDefer != "off")
 		opts.nohzFull = seededNohzFull(seedUsed, cpusWanted(opts.cpus, opts.params,
-					       std::max<unsigned int>(4, std::thread::hardware_concurrency())));
+			std::max<unsigned int>(4, std::thread::hardware_concurrency())));
 	if (!opts.nohzFull.empty())
 		cmdline += " nohz_full=" + opts.nohzFull;
 	if (!opts.ctDefer.empty())
@@ -653,8 +653,9 @@ void addTortureCommand(CLI::App &app)
 	cmd->add_option_function<std::string>("--nohz-full", [](const std::string &v) {
 			opts.nohzFull = v;
 			opts.nohzFullSet = true;
-		}, "Isolated CPUs (CPU list): user-mode loops; boot parameter nohz_full=; with "
-			"--ct-defer and no list, the seed places them first, last or in the middle");
+		}, "Isolated CPUs (CPU list): user-mode loops; boot parameter nohz_full=; "
+			"with --ct-defer and no list, the seed places them first, last or in "
+			"the middle");
 	cmd->add_option("--ct-defer", opts.ctDefer,
 			"Deferral policy: off, v7 (default with nohz_full), v7-tlbi (v7 + TLB "
 			"flushes, RFC 28-31 in pokelab's corrected order), v8 (v8: pokelab's "

@@ -54,7 +54,8 @@
 	"	ret\n"								\
 	".size torture_jcc" #w "_fn_" #cc ", . - torture_jcc" #w "_fn_" #cc "\n"
 #define JCC8(cc, op)	JCC_FN(8, cc, "	.byte " #op ", 1f - 2f\n2:\n")
-#define JCC32(cc, op)	JCC_FN(32, cc, "	.byte 0x0f, " #op "\n	.long 1f - 2f\n2:\n")
+#define JCC32(cc, op)							\
+	JCC_FN(32, cc, "	.byte 0x0f, " #op "\n	.long 1f - 2f\n2:\n")
 
 asm(".pushsection .text, \"ax\", @progbits\n"
     JCC8(0, 0x70) JCC8(1, 0x71) JCC8(2, 0x72) JCC8(3, 0x73)
@@ -236,20 +237,21 @@ unsigned long runSomeJccSites(unsigned long arg)
 std::string jccCheck(unsigned int state)
 {
 	for (unsigned int i = 0; i < kNrJccSites; i++) {
+		unsigned int w = jccSites[i].len == 2 ? 8 : 32, cc = jccCond(i, state);
 		u8 insn[6];
 
 		jccInsn(i, state, insn);
 		if (memcmp(jccSites[i].site, insn, jccSites[i].len))
-			return fmt::format("Jcc site {} (rel{}) does not hold condition {:#x}", i % 16,
-					   jccSites[i].len == 2 ? 8 : 32, jccCond(i, state));
+			return fmt::format("Jcc site {} (rel{}) does not hold condition {:#x}",
+					   i % 16, w, cc);
 		for (unsigned long f = 0; f < 32; f++) {
 			unsigned long flags = jccFlagsFor(f * 0x1000001, i);
+			bool taken = jccSites[i].fn(flags);
 
-			if (jccSites[i].fn(flags) != condHolds(jccCond(i, state), flags))
+			if (taken != condHolds(cc, flags))
 				return fmt::format("Jcc site {} (rel{}, condition {:#x}) is {} with "
-						   "flags {:#x}", i % 16, jccSites[i].len == 2 ? 8 : 32,
-						   jccCond(i, state),
-						   jccSites[i].fn(flags) ? "taken" : "not taken", flags);
+						   "flags {:#x}", i % 16, w, cc,
+						   taken ? "taken" : "not taken", flags);
 		}
 	}
 	return "";

@@ -602,8 +602,9 @@ std::vector<std::string> checkKnobs()
 			for (struct static_key *tp : {&__tracepoint_user_enter.key,
 						      &__tracepoint_user_exit.key}) {
 				if (static_key_enabled(tp) != (bool)want)
-					bad.push_back(fmt::format("torture_probe_site: a tracepoint's "
-								  "key is {}", want ? "off" : "on"));
+					bad.push_back(fmt::format("torture_probe_site: a "
+								  "tracepoint's key is {}",
+								  want ? "off" : "on"));
 				if (jump_label_check_sites(tp, &err))
 					bad.push_back(fmt::format("torture_probe_site: {}", err));
 			}
