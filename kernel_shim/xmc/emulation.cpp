@@ -233,6 +233,38 @@ std::string outcomeText(const Outcome &o, const EmuRec &r, bool sayUnchanged = f
 	return s;
 }
 
+/* For a Jcc: " (jle: taken)" under the trapped @flags; "" for any other instruction. */
+std::string jccNote(const u8 *insn, unsigned int len, unsigned long flags)
+{
+	Decoded d = decodeMemo(insn, len);
+
+	if (!d.ok || d.category != ZYDIS_CATEGORY_COND_BR)
+		return "";
+	return fmt::format(" ({}: {})", ZydisMnemonicGetString(d.mnemonic),
+			   ccTrue(d.opcode & 0xf, flags) ? "taken" : "not taken");
+}
+
+/*
+ * A Jcc site resumed at its new instruction's target or after it, as
+ * neither instruction would: the handler took the branch under the wrong
+ * condition. The sentence that says so, with the trapped flags; "" else.
+ */
+std::string wrongCondition(const u8 *insn, unsigned int len, unsigned long site, const EmuRec &r)
+{
+	Decoded d = decodeMemo(insn, len);
+	unsigned long next = site + d.length;
+
+	if (!d.ok || d.category != ZYDIS_CATEGORY_COND_BR || !d.rel || r.sp1 != r.sp0 ||
+	    (r.ip1 != next && r.ip1 != next + d.imm))
+		return "";
+	return fmt::format("; a Jcc emulated with the wrong condition: the flags it trapped with "
+			   "(CF={} PF={} ZF={} SF={} OF={}) make {} {}",
+			   (int)!!(r.flags & X86_EFLAGS_CF), (int)!!(r.flags & X86_EFLAGS_PF),
+			   (int)!!(r.flags & X86_EFLAGS_ZF), (int)!!(r.flags & X86_EFLAGS_SF),
+			   (int)!!(r.flags & X86_EFLAGS_OF), ZydisMnemonicGetString(d.mnemonic),
+			   ccTrue(d.opcode & 0xf, r.flags) ? "taken" : "not taken");
+}
+
 } /* namespace */
 
 /*
@@ -309,17 +341,18 @@ void checkEmulation(int cpu, const EmuRec &r)
 	/* A violation: only now name the outcomes (symbolising is slow; the writer waits). */
 	for (unsigned int c = 0; c < ncand; c++)
 		if (outKnown[c])
-			want += fmt::format("{}{} instruction: {}", want.empty() ? "" : "; ",
+			want += fmt::format("{}{} instruction{}: {}", want.empty() ? "" : "; ",
 					    c == 0 ? "the old" : c == 1 ? "the new"
 									  : "an earlier requested",
+					    jccNote(cand[c], in->len, r.flags),
 					    outcomeText(outs[c], r));
 
 	XmcViolation v = intentViolation(XmcRule::Int3Misemulated, cpu, *in, cand[1]);
 	Outcome got = {r.ip1, r.sp1, r.sp1 < r.sp0, r.top1};
 
 	v.tornLen = 0;
-	v.detail = fmt::format("resumed at {}; expected, after {}", outcomeText(got, r, true),
-			       want);
+	v.detail = fmt::format("resumed at {}; expected, after {}{}", outcomeText(got, r, true),
+			       want, wrongCondition(cand[1], in->len, r.site, r));
 	report(v);
 }
 

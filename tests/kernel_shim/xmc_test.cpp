@@ -792,4 +792,21 @@ TEST_F(XmcEmulation, AJccFollowsTheFlags)
 	EXPECT_EQ(last().rule, XmcRule::Int3Misemulated);
 }
 
+/* R5's report on a Jcc: each candidate's condition, and the handler's, wrong, with the flags. */
+TEST_F(XmcEmulation, AWrongConditionIsNamedWithTheFlags)
+{
+	/* JBE.d32 +0x10 over a NOP6; CF clear, ZF set (0x242): taken, yet resumed after it */
+	const u8 jbe[6] = {0x0f, 0x86, 0x10, 0x00, 0x00, 0x00};
+
+	EXPECT_EQ(batch(jbe, 6, at(16 + 6 + 0x10), 0, 0x242), 0u) << "ZF set: taken";
+	EXPECT_EQ(batch(jbe, 6, at(16 + 6 + 0x10), 0, 0x203), 0u) << "CF set: taken";
+	EXPECT_EQ(batch(jbe, 6, at(16 + 6 + 0x10), 0, 0x202), 1u) << "both clear, yet taken";
+	ASSERT_EQ(last().rule, XmcRule::Int3Misemulated);
+	EXPECT_NE(last().detail.find("the new instruction (jbe: not taken)"), std::string::npos)
+		<< last().detail;
+	EXPECT_NE(last().detail.find("a Jcc emulated with the wrong condition: the flags it "
+				     "trapped with (CF=0 PF=0 ZF=0 SF=0 OF=0) make jbe not taken"),
+		  std::string::npos) << last().detail;
+}
+
 } /* namespace */

@@ -18,7 +18,9 @@
 # sweep's catch, tools/campaign's CATCH) before any crash notice. MODULE in
 # the patch's options is TREE's build/tests/modules/pokelab_test_mod.o,
 # with its companions built beside it. Prints one line per run and its
-# FAILURE line; exits 1 if any run missed.
+# FAILURE line; exits 1 if any run missed. A patch whose header has a
+# "first rule: ERE" line must be named by a rule that ERE matches (its first
+# xmc: line). KEEP=DIR keeps each run's output there as NAME-seedN.txt.
 set -u
 tree=$1
 patch=$(realpath "$2")
@@ -32,6 +34,7 @@ trap 'rm -f "$out"; [ $applied = 1 ] && git -C "$tree" apply -R "$patch" &&
 
 opts=$(sed -n 's/^torture options: //p' "$patch")
 [ "$opts" = "(defaults)" ] && opts=
+want=$(sed -n 's/^first rule: //p' "$patch")
 case "$opts" in
 *MODULE*)
 	ninja -C "$tree/build" tests/modules/pokelab_test_mod.o tests/modules/pokelab_provider_mod.o \
@@ -57,12 +60,16 @@ for seed in $seeds; do
 	[ $rc -eq 1 ] || ok="exit $rc"
 	[ -n "$first" ] || ok="no xmc: line naming a CPU"
 	grep -q "^torture: FAILURE (seed $seed): " "$out" || ok="no FAILURE line"
+	if [ -n "$want" ] && ! echo "$first" | grep -Eq -- "$want"; then
+		ok="first xmc: line is not \"$want\""
+	fi
 	if [ -n "$crash" ] && [ -n "$first" ] && [ "${crash%%:*}" -lt "${first%%:*}" ]; then
 		ok="crash before the report: ${crash#*:}"
 	fi
 	printf '%s seed %s: %s, exit %s: %s\n' "$name" "$seed" \
 		"$([ "$ok" = yes ] && echo named || echo "MISSED ($ok)")" "$rc" "${first#*:}"
 	grep -m1 '^torture: FAILURE' "$out"
+	[ -n "${KEEP:-}" ] && cp "$out" "$KEEP/$name-seed$seed.txt"
 	[ "$ok" = yes ] || { missed=$((missed + 1)); tail -20 "$out" >&2; }
 done
 [ $missed -eq 0 ]

@@ -67,6 +67,7 @@
 #include "torture.h"
 #include "torture_end.h"
 #include "torture_jit.h"
+#include "torture_mask.h"
 #include "torture_run.h"
 #include "torture_results.h"
 #include "torture_text.h"
@@ -407,7 +408,7 @@ int run()
 	u64 t0, next, nextProgress, dur;
 	unsigned int n;
 
-	bool paramCpus = false;
+	bool paramCpus = false, paramNohz = false;
 
 	/*
 	 * A debug kernel, as rcutorture's: CSD-lock debugging on, so that a
@@ -419,6 +420,7 @@ int run()
 	for (const std::string &p : opts.params) {
 		cmdline += p + " ";
 		paramCpus |= p.rfind("nr_cpus=", 0) == 0;
+		paramNohz |= p.rfind("nohz_full=", 0) == 0;
 	}
 	if (opts.ops && cmd->count("--duration")) {
 		fmt::print(stderr, "pokelab: --ops {} and --duration {}: --ops ends the run after "
@@ -449,11 +451,15 @@ int run()
 	else if (!paramCpus)
 		cmdline += fmt::format("nr_cpus={}",
 				       std::max<unsigned int>(4, std::thread::hardware_concurrency()));
+	seedUsed = opts.seedSet ? opts.seed : kshim::clockNs() % 1000000007ull;
+	/* a policy without its CPUs: the seed places them (torture_mask.h); a list given wins */
+	if (opts.nohzFull.empty() && !paramNohz && !opts.ctDefer.empty() && opts.ctDefer != "off")
+		opts.nohzFull = seededNohzFull(seedUsed, cpusWanted(opts.cpus, opts.params,
+			std::max<unsigned int>(4, std::thread::hardware_concurrency())));
 	if (!opts.nohzFull.empty())
 		cmdline += " nohz_full=" + opts.nohzFull;
 	if (!opts.ctDefer.empty())
 		cmdline += " pokelab.ct_defer=" + opts.ctDefer;
-	seedUsed = opts.seedSet ? opts.seed : kshim::clockNs() % 1000000007ull;
 	/* the timeline's file is checked, and opened, before anything boots */
 	timeline.reset();
 	if (!opts.timeline.empty() &&
@@ -638,7 +644,9 @@ void addTortureCommand(CLI::App &app)
 	cmd->add_option_function<std::string>("--nohz-full", [](const std::string &v) {
 			opts.nohzFull = v;
 			opts.nohzFullSet = true;
-		}, "Isolated CPUs (CPU list): user-mode loops; boot parameter nohz_full=");
+		}, "Isolated CPUs (CPU list): user-mode loops; boot parameter nohz_full=; "
+			"with --ct-defer and no list, the seed places them first, last or in "
+			"the middle");
 	cmd->add_option("--ct-defer", opts.ctDefer,
 			"Deferral policy: off, v7 (default with nohz_full), v7-tlbi (v7 + TLB "
 			"flushes, RFC 28-31 in pokelab's corrected order), v8 (v8: pokelab's "

@@ -16,10 +16,12 @@
 #include <linux/kdebug.h>
 #include <linux/mutex.h>
 #include <linux/static_call.h>
+#include <linux/tracepoint_probe.h>
 
 #include <workloads/bpf_prog.h>
 #include <workloads/bpf_stats.h>
 #include <workloads/small_key.h>
+#include "torture_forms.h"
 #include "torture_text.h"
 #include "torture/torture_module.h"
 
@@ -266,6 +268,35 @@ int probeNotify(struct notifier_block *, unsigned long val, void *data)
 struct notifier_block probeNb = {probeNotify, nullptr, 0};
 bool probeRegistered;
 
+/*
+ * torture's probe on the user_enter and user_exit tracepoints, registered
+ * with the kprobe: kernel text a deferred batch patches (the poke site), run
+ * from the tracepoints' iterator on the isolated CPUs' way to and from user
+ * mode. IRQs off, any CPU: a relaxed count.
+ */
+std::atomic<unsigned long> tracepointHits;
+bool tracepointsOn;
+
+void tortureTracepointProbe(int)
+{
+	tracepointHits.fetch_add(1, std::memory_order_relaxed);
+	(void)torture_poke_fn();
+}
+
+void setTracepoints(bool on)
+{
+	if (tracepointsOn == on)
+		return;
+	if (on) {
+		tracepoint_probe_register(kshim::TraceType::UserEnter, tortureTracepointProbe);
+		tracepoint_probe_register(kshim::TraceType::UserExit, tortureTracepointProbe);
+	} else {
+		tracepoint_probe_unregister(kshim::TraceType::UserEnter);
+		tracepoint_probe_unregister(kshim::TraceType::UserExit);
+	}
+	tracepointsOn = on;
+}
+
 void setKey(struct static_key *key, unsigned int state)
 {
 	if (state)
@@ -304,11 +335,13 @@ void setEmu(unsigned int state)
 	u8 call[CALL_INSN_SIZE], jcc[6];
 
 	emuInsns(state, call, jcc);
-	if (!memcmp(torture_emu_call, call, sizeof(call)) && !memcmp(torture_emu_jcc, jcc, 6))
+	if (!memcmp(torture_emu_call, call, sizeof(call)) && !memcmp(torture_emu_jcc, jcc, 6) &&
+	    jccSitesIn(state))
 		return;
 	mutex_lock(&text_mutex);
 	smp_text_poke_batch_add((void *)torture_emu_call, call, sizeof(call), NULL);
 	smp_text_poke_batch_add((void *)torture_emu_jcc, jcc, sizeof(jcc), NULL);
+	jccBatchAdd(state);	/* the 16 conditions, rel8 and rel32 (torture_forms.cpp) */
 	smp_text_poke_batch_finish();
 	mutex_unlock(&text_mutex);
 }
@@ -319,6 +352,7 @@ void setProbe(unsigned int state)
 
 	if (!probeRegistered)
 		probeRegistered = !register_die_notifier(&probeNb);
+	setTracepoints(state);	/* the tracepoints' probe comes and goes with the kprobe */
 	if ((torture_probe_site[0] == INT3_INSN_OPCODE) == !!state)
 		return;
 	mutex_lock(&text_mutex);
@@ -357,7 +391,7 @@ bool keyComputes(Knob k, bool on)
 		for (unsigned int i = 0; i < kNrBigSites; i++)
 			if (!!(bigSites[i](7) & 0x10000) != on)
 				return false;
-		return true;
+		return jl2Computes(on);
 	case KnobNoinstr:
 		for (unsigned int i = 0; i < 4; i++)
 			if ((noinstrUsers[i](7) == 7 * (i + 3) + 1) != on)
@@ -482,6 +516,7 @@ unsigned long runSites(unsigned long arg)
 	sum += torture_poke_fn();
 	sum += torture_emu_fn(arg);
 	sum += torture_emu_fn(arg + 1);
+	sum += runJccSites(arg) + runJl2Sites();
 	sum += torture_probe_fn();
 	sum += runModuleSites();	/* --module: with a reference held, 0 when none */
 	return sum;
@@ -502,6 +537,7 @@ unsigned long runSomeSites(unsigned long arg)
 	sum += static_call(torture_call)(arg);
 	sum += torture_call_inline(arg);
 	sum += torture_emu_fn(arg);
+	sum += runSomeJccSites(arg) + runJl2Sites();
 	sum += torture_poke_fn();
 	sum += runModuleSites();
 	return sum;
@@ -544,6 +580,8 @@ std::vector<std::string> checkKnobs()
 			    torture_emu_fn(6) != emuComputes(want, 6) ||
 			    torture_emu_fn(7) != emuComputes(want, 7))
 				bad.push_back(fmt::format("torture_emu_sites: not in state {}", want));
+			else if (!(err = jccCheck(want)).empty())
+				bad.push_back(fmt::format("torture_emu_sites: {}", err));
 		} else if (knob == KnobCond) {
 			if (!condComputes(want) ||
 			    static_call_query(torture_cond_call) != (want ? (void *)&torture_cond_hook
@@ -561,6 +599,15 @@ std::vector<std::string> checkKnobs()
 			    torture_probe_fn() != 5)
 				bad.push_back(fmt::format("torture_probe_site: not {}",
 							  want ? "armed" : "a NOP5"));
+			for (struct static_key *tp : {&__tracepoint_user_enter.key,
+						      &__tracepoint_user_exit.key}) {
+				if (static_key_enabled(tp) != (bool)want)
+					bad.push_back(fmt::format("torture_probe_site: a "
+								  "tracepoint's key is {}",
+								  want ? "off" : "on"));
+				if (jump_label_check_sites(tp, &err))
+					bad.push_back(fmt::format("torture_probe_site: {}", err));
+			}
 		} else if (torture_poke_fn() != want + 1) {
 			bad.push_back(fmt::format("torture_poke_site: returns {}, last writer asked "
 						  "for {}", torture_poke_fn(), want + 1));

@@ -7,7 +7,8 @@
  *	knob			sites					written by
  *	bpf_stats_enabled_key	164 (tools/demo/bpf_prog.cpp)		one INT3 batch
  *	pokelab_small_key	2 (tools/demo/small_key.cpp)		one two-entry batch
- *	torture_big_key		300: more than a batch holds (256)	two batches
+ *	torture_big_key		300: more than a batch holds (256),	two batches
+ *				and 8 2-byte ones (NOP2 <-> JMP8)
  *	torture_noinstr_key	4, in noinstr text (a _NOINSTR key)	a batch that IPIs all
  *	torture_call		its trampoline, 3 targets, and an	smp_text_poke_single(),
  *				inline CALL and tail JMP		a batch for the sites
@@ -16,8 +17,13 @@
  *	torture_ret0_call	__static_call_return0 <-> a function:	the same
  *				CALL <-> "xor %eax,%eax", tail JMP
  *	torture_poke_site	one NOP5 <-> JMP32, by hand		smp_text_poke_single()
- *	torture_emu_sites	a CALL (2 targets) and a Jcc.d32	one two-entry batch
- *	torture_probe_site	NOP5 <-> an INT3 on its first byte	smp_text_poke_single()
+ *	torture_emu_sites	a CALL (2 targets), a Jcc.d32, and	one batch
+ *				32 Jcc: every condition, rel8 and
+ *				rel32 (torture_forms.cpp)
+ *	torture_probe_site	NOP5 <-> an INT3 on its first byte,	smp_text_poke_single(),
+ *				and a probe on the user_enter and	the keys' batches
+ *				user_exit tracepoints (their keys'
+ *				sites in __ct_user_enter/exit())
  *
  * torture_probe_site is armed as a kprobe or text_poke_set()'s INT3 fill
  * would be, by a batch whose new first byte is INT3: phase 3 leaves it, the
