@@ -24,6 +24,24 @@ legend_ok() {
 			fail "$1: $c drawn, not in the legend"
 	done
 }
+# axis_ok SVG: the time axis is regular: its labels share one unit, and each is a whole
+# multiple of one step, the smallest difference between neighbours (breaks skip ticks)
+axis_ok() {
+	grep -o 'text-anchor="middle">+[0-9.]* [a-z]*<' "$1" | sed 's/.*>+//; s/<$//' >"$dir/axis"
+	[ "$(wc -l <"$dir/axis")" -ge 3 ] || fail "$1: fewer than 3 ticks on the time axis"
+	[ "$(awk '{print $2}' "$dir/axis" | sort -u | wc -l)" -eq 1 ] ||
+		fail "$1: time axis in several units: $(tr '\n' ' ' <"$dir/axis")"
+	awk '{ v[NR] = $1 }
+	     END { step = 0
+		   for (i = 2; i <= NR; i++)
+			if (v[i] <= v[i - 1]) exit 1
+			else if (!step || v[i] - v[i - 1] < step) step = v[i] - v[i - 1]
+		   for (i = 1; i <= NR; i++) {
+			k = v[i] / step
+			if (k - int(k + 0.5) > 1e-6 || int(k + 0.5) - k > 1e-6) exit 1
+		   } }' "$dir/axis" ||
+		fail "$1: time axis not regular: $(tr '\n' ' ' <"$dir/axis")"
+}
 command -v rsvg-convert >/dev/null || fail "rsvg-convert missing (tools/install-deps.sh)"
 "$pokelab" demo --cpus 4 --flips 3 --nohz-full 3 --timeline "$dir/t.svg" \
 	--trace "$dir/t.txt" --trace "$dir/t.dat" >"$dir/out" 2>"$dir/err" ||
@@ -94,6 +112,7 @@ grep -q 'data-kind="violation".*the dashed line its time on every lane' "$dir/b.
 	fail "torture timeline: the legend does not say what the dashed line is"
 legend_ok "$dir/b.svg"
 legend_ok "$dir/t.svg"
+axis_ok "$dir/t.svg"
 # run --timeline: every machine the scenario boots, one section each (2 rounds, both
 # modes interleaved in each)
 "$pokelab" run bpf-stats --quiet --cpus 4 --flips 4 --timeline "$dir/run.svg" >"$dir/run.out" ||
@@ -140,6 +159,7 @@ grep -q ">$ell [0-9.]* ms $ell<" "$dir/sk.svg" || fail "explain timeline: no '..
 grep -q 'with no event drawn as \(a break\|breaks\) (not to scale)' "$dir/sk.svg" ||
 	fail "explain timeline: the note does not say time was compressed"
 legend_ok "$dir/sk.svg"
+axis_ok "$dir/sk.svg"
 ! grep -q 'data-kind="user"\|data-kind="flush"' "$dir/sk.svg" ||
 	fail "explain timeline: legend items for marks it has none of"
 "$pokelab" explain static-key --cpus 3 --timeline "$dir/sk0.svg" --timeline-gap 0 \
