@@ -132,6 +132,29 @@ rsvg-convert -o "$dir/run.png" "$dir/run.svg" || fail "rsvg-convert cannot rende
 	fail "40 CPUs: not 20 lanes of 2"
 grep -q '40 CPUs, 2 to a lane' "$dir/g.svg" || fail "40 CPUs: no note on the grouped lanes"
 rsvg-convert -o "$dir/g.png" "$dir/g.svg" || fail "rsvg-convert cannot render the grouped timeline"
+# No break inside a batch: a phase 1 of 20 ms with no event in it is drawn to scale, the
+# 80 ms between the two batches is the one break (its phase bar is never cut by a gap)
+{
+	echo cpus=2
+	b=' pokelab-1 [000]' i='ipi_send_cpu: cpu=1 callsite=on_each_cpu_cond_mask+0x18'
+	i="$i callback=generic_smp_call_function_single_interrupt+0x0"
+	for t0 in 1.0 1.1; do
+		for ev in "00000:text_poke_batch: nr_entries=2 phase=begin" \
+			  "00001:text_poke_batch: nr_entries=2 phase=int3" "00010:$i" \
+			  "20000:text_poke_batch: nr_entries=2 phase=tails" "20010:$i" \
+			  "20020:text_poke_batch: nr_entries=2 phase=first_bytes" "20030:$i" \
+			  "20040:text_poke_batch: nr_entries=2 phase=done"; do
+			echo "$b ${t0}${ev%%:*}: ${ev#*:}"
+		done
+	done
+} >"$dir/slow.txt"
+"$pokelab" timeline "$dir/slow.txt" -o "$dir/slow.svg" >"$dir/slow.out" 2>&1 ||
+	fail "timeline of a slow batch failed"
+gaps=$(grep -o '<g class="gap" data-ns="[0-9]*"' "$dir/slow.svg" | sed 's/.*ns="//; s/"//' |
+	tr '\n' ' ')
+[ "$gaps" = "79960000 " ] ||
+	fail "slow batch: breaks of $gaps ns; expected only the 79960000 between the batches"
+axis_ok "$dir/slow.svg"
 # What is not a trace says what it is, in one line, exit status 2.
 "$pokelab" demo --cpus 2 --flips 1 --trace-json "$dir/t.json" >/dev/null 2>&1 ||
 	fail "demo --trace-json failed"
