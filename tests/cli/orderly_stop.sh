@@ -35,6 +35,10 @@ grep -q '^demo: interrupted after [0-9]* of 100000 flips (SIGINT)' "$dir/demo.ou
 	fail "demo: no 'interrupted after' line"
 grep -q '^verdict:' "$dir/demo.out" || fail "demo: no verdict for the flips made"
 grep -q 'csd_queue_cpu' "$dir/t.txt" || fail "demo: the trace was not written"
+# the timeline of an interrupted run says it was cut, and by what
+stop_run demo-tl INT 130 'took' demo --cpus 2 --flips 100000 --timeline "$dir/t.svg"
+grep -q 'interrupted (SIGINT): the run was cut where the picture ends' "$dir/t.svg" ||
+	fail "demo --timeline: the picture of an interrupted run does not say it was cut"
 
 # SIGTERM with a trace.dat and a text trace of the same run: trace-cmd reads
 # the .dat file to its end, and it holds exactly what the text holds
