@@ -1,22 +1,39 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Install, idempotently, every Debian 12 package that pokelab's build, tests and
-# tools need. Run as root (or through sudo). Prints what it installs; exits
-# non-zero with a message naming the problem when it cannot.
+# Install, idempotently, the Debian 12 packages that pokelab needs. Run as root
+# (or through sudo). Prints what it installs; exits non-zero with a message
+# naming the problem when it cannot.
+#
+#	install-deps.sh demo	what `make demo` needs: the build of the pokelab command
+#	install-deps.sh [all]	that and what the tests and tools need (`make check`)
+#
+# The demo's set is the smaller on purpose: on a bare 2-vCPU machine the
+# first run's apt part is a third of its time (docs/performance.md, "First
+# run"), and GoogleTest, trace-cmd, rsvg-convert, tmux and GNU parallel are
+# for the tests alone.
 
 set -euo pipefail
 
-PACKAGES=(
-	meson ninja-build pkg-config g++ cmake
+DEMO_PACKAGES=(
+	meson ninja-build pkg-config g++ cmake python3
 	libhwloc-dev liburcu-dev libfmt-dev
-	libgtest-dev libgmock-dev libbenchmark-dev
 	libzydis-dev libzycore-dev libcli11-dev nlohmann-json3-dev
-	gawk libcairo2-dev libfontconfig-dev
-	trace-cmd librsvg2-bin tmux
-	python3 python3-unidiff
+	libcairo2-dev libfontconfig-dev
+)
+CHECK_PACKAGES=(
+	libgtest-dev libgmock-dev libbenchmark-dev
+	gawk trace-cmd librsvg2-bin tmux
+	python3-unidiff
 	parallel
 )
+
+case "${1:-all}" in
+demo)	PACKAGES=("${DEMO_PACKAGES[@]}") ;;
+all)	PACKAGES=("${DEMO_PACKAGES[@]}" "${CHECK_PACKAGES[@]}") ;;
+*)	echo "install-deps: ${1}: expected \"demo\" (the demo's packages) or \"all\" (the default)" >&2
+	exit 2 ;;
+esac
 
 die() {
 	echo "install-deps: $*" >&2

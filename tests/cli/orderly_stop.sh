@@ -40,6 +40,10 @@ grep -q '^verdict: INTERRUPTED after [0-9]* flips: none on the flips not made$' 
 	fail "demo: no 'verdict: INTERRUPTED' line"
 grep -q '^verdict: PASS' "$dir/demo.out" && fail "demo: verdict PASS for a run it cut"
 grep -q 'csd_queue_cpu' "$dir/t.txt" || fail "demo: the trace was not written"
+# the timeline of an interrupted run says it was cut, and by what
+stop_run demo-tl INT 130 'took' demo --cpus 2 --flips 100000 --timeline "$dir/t.svg"
+grep -q 'interrupted (SIGINT): the run was cut where the picture ends' "$dir/t.svg" ||
+	fail "demo --timeline: the picture of an interrupted run does not say it was cut"
 
 # SIGTERM with a trace.dat and a text trace of the same run: trace-cmd reads
 # the .dat file to its end, and it holds exactly what the text holds

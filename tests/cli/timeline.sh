@@ -24,6 +24,24 @@ legend_ok() {
 			fail "$1: $c drawn, not in the legend"
 	done
 }
+# axis_ok SVG: the time axis is regular: its labels share one unit, and each is a whole
+# multiple of one step, the smallest difference between neighbours (breaks skip ticks)
+axis_ok() {
+	grep -o 'text-anchor="middle">+[0-9.]* [a-z]*<' "$1" | sed 's/.*>+//; s/<$//' >"$dir/axis"
+	[ "$(wc -l <"$dir/axis")" -ge 3 ] || fail "$1: fewer than 3 ticks on the time axis"
+	[ "$(awk '{print $2}' "$dir/axis" | sort -u | wc -l)" -eq 1 ] ||
+		fail "$1: time axis in several units: $(tr '\n' ' ' <"$dir/axis")"
+	awk '{ v[NR] = $1 }
+	     END { step = 0
+		   for (i = 2; i <= NR; i++)
+			if (v[i] <= v[i - 1]) exit 1
+			else if (!step || v[i] - v[i - 1] < step) step = v[i] - v[i - 1]
+		   for (i = 1; i <= NR; i++) {
+			k = v[i] / step
+			if (k - int(k + 0.5) > 1e-6 || int(k + 0.5) - k > 1e-6) exit 1
+		   } }' "$dir/axis" ||
+		fail "$1: time axis not regular: $(tr '\n' ' ' <"$dir/axis")"
+}
 command -v rsvg-convert >/dev/null || fail "rsvg-convert missing (tools/install-deps.sh)"
 "$pokelab" demo --cpus 4 --flips 3 --nohz-full 3 --timeline "$dir/t.svg" \
 	--trace "$dir/t.txt" --trace "$dir/t.dat" >"$dir/out" 2>"$dir/err" ||
@@ -94,6 +112,7 @@ grep -q 'data-kind="violation".*the dashed line its time on every lane' "$dir/b.
 	fail "torture timeline: the legend does not say what the dashed line is"
 legend_ok "$dir/b.svg"
 legend_ok "$dir/t.svg"
+axis_ok "$dir/t.svg"
 # run --timeline: every machine the scenario boots, one section each (2 rounds, both
 # modes interleaved in each)
 "$pokelab" run bpf-stats --quiet --cpus 4 --flips 4 --timeline "$dir/run.svg" >"$dir/run.out" ||
@@ -113,6 +132,29 @@ rsvg-convert -o "$dir/run.png" "$dir/run.svg" || fail "rsvg-convert cannot rende
 	fail "40 CPUs: not 20 lanes of 2"
 grep -q '40 CPUs, 2 to a lane' "$dir/g.svg" || fail "40 CPUs: no note on the grouped lanes"
 rsvg-convert -o "$dir/g.png" "$dir/g.svg" || fail "rsvg-convert cannot render the grouped timeline"
+# No break inside a batch: a phase 1 of 20 ms with no event in it is drawn to scale, the
+# 80 ms between the two batches is the one break (its phase bar is never cut by a gap)
+{
+	echo cpus=2
+	b=' pokelab-1 [000]' i='ipi_send_cpu: cpu=1 callsite=on_each_cpu_cond_mask+0x18'
+	i="$i callback=generic_smp_call_function_single_interrupt+0x0"
+	for t0 in 1.0 1.1; do
+		for ev in "00000:text_poke_batch: nr_entries=2 phase=begin" \
+			  "00001:text_poke_batch: nr_entries=2 phase=int3" "00010:$i" \
+			  "20000:text_poke_batch: nr_entries=2 phase=tails" "20010:$i" \
+			  "20020:text_poke_batch: nr_entries=2 phase=first_bytes" "20030:$i" \
+			  "20040:text_poke_batch: nr_entries=2 phase=done"; do
+			echo "$b ${t0}${ev%%:*}: ${ev#*:}"
+		done
+	done
+} >"$dir/slow.txt"
+"$pokelab" timeline "$dir/slow.txt" -o "$dir/slow.svg" >"$dir/slow.out" 2>&1 ||
+	fail "timeline of a slow batch failed"
+gaps=$(grep -o '<g class="gap" data-ns="[0-9]*"' "$dir/slow.svg" | sed 's/.*ns="//; s/"//' |
+	tr '\n' ' ')
+[ "$gaps" = "79960000 " ] ||
+	fail "slow batch: breaks of $gaps ns; expected only the 79960000 between the batches"
+axis_ok "$dir/slow.svg"
 # What is not a trace says what it is, in one line, exit status 2.
 "$pokelab" demo --cpus 2 --flips 1 --trace-json "$dir/t.json" >/dev/null 2>&1 ||
 	fail "demo --trace-json failed"
@@ -140,6 +182,7 @@ grep -q ">$ell [0-9.]* ms $ell<" "$dir/sk.svg" || fail "explain timeline: no '..
 grep -q 'with no event drawn as \(a break\|breaks\) (not to scale)' "$dir/sk.svg" ||
 	fail "explain timeline: the note does not say time was compressed"
 legend_ok "$dir/sk.svg"
+axis_ok "$dir/sk.svg"
 ! grep -q 'data-kind="user"\|data-kind="flush"' "$dir/sk.svg" ||
 	fail "explain timeline: legend items for marks it has none of"
 "$pokelab" explain static-key --cpus 3 --timeline "$dir/sk0.svg" --timeline-gap 0 \

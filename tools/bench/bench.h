@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "hostload.h"
-#include "options.h"
 
 namespace CLI {
 class App;

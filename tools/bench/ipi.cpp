@@ -9,6 +9,9 @@
  *	   raw:    pthread_kill() to CPUs 1..N-1, nop locally, spin on all acknowledgements
  *	idle/busy: the single round trip to CPU 1 idle (idle= as booted) against
  *	           the same round trip to CPU 1 running a loop
+ *	raw b/i:   the raw round trip to CPU 1 running a loop against the raw
+ *	           round trip to CPU 1 idle: what the host charges for the
+ *	           target's state alone
  *
  * Both sides spin with the same kshim::spinRelax() back-off, so on an
  * oversubscribed machine both yield the PU alike. Goals: ratios <= 1.3.
@@ -152,6 +155,30 @@ int benchIpi(const BenchOptions &o)
 	addRow(o, fmt::format("ipi: idle target / busy target (idle={})",
 			      kshim::idleModeName(kshim::idleMode())),
 	       p, "<= 1.3x", p.ratio.median <= 1.3);
+
+	/*
+	 * The host's own price of the target's state, no shim in it: the raw
+	 * round trip to CPU 1 running a loop (as a polling idle CPU runs one)
+	 * against the raw one to CPU 1 idle. The raw rows above signal a CPU
+	 * whose poll window ran out (the raw handler is no IPI: it starts no
+	 * new window), so a thread asleep in its futex; the shim's rounds
+	 * signal a polling one. Above 1.3, the single/broadcast ratios above
+	 * measure that difference, not the shim (docs/performance.md, "IPI").
+	 */
+	auto rawBusy = [half] {
+		double ns;
+
+		stopBusy.store(false);
+		kshim::cpuRun(1, busyLoop);
+		ns = timeRounds(half, [] { rawRound(1); });
+		stopBusy.store(true);
+		kshim::cpuWait(1);
+		return ns;
+	};
+	p = runPair("raw b/i   ", o.iters, rawBusy,
+		    [half] { return timeRounds(half, [] { rawRound(1); }); });
+	addRow(o, "ipi: raw to a running target / raw to an idle one", p, "<= 1.3x",
+	       p.ratio.median <= 1.3);
 
 	sigaction(rawSignal(), &old, nullptr);
 	kshim::shutdown();

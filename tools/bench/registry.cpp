@@ -10,6 +10,7 @@
 
 #include "bench.h"
 #include "command.h"
+#include "options.h"
 #include "../stop.h"
 
 namespace pokelab::bench {

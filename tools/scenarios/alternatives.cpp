@@ -23,6 +23,7 @@
 
 #include <workloads/alt_pass.h>
 #include <workloads/machine_notes.h>
+#include "options.h"
 #include "scenario.h"
 #include "stop.h"
 

@@ -29,6 +29,7 @@
 #include <workloads/refs_compare.h>
 #include "hostload.h"
 #include "median.h"
+#include "options.h"
 #include "scenario.h"
 #include "stop.h"
 

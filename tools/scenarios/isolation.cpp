@@ -78,6 +78,7 @@
 #include <kernel_shim/trace_output.h>
 #include "isolation.h"
 #include "isolation_load.h"
+#include "options.h"
 #include "scenario.h"
 #include "stop.h"
 #include "wrote.h"

@@ -21,6 +21,7 @@
 #include <workloads/machine_notes.h>
 #include "hostload.h"
 #include "median.h"
+#include "options.h"
 #include "scenario.h"
 #include "stop.h"
 

@@ -14,6 +14,7 @@
 #include <kernel_shim/boot.h>
 
 #include "command.h"
+#include "options.h"
 #include "scenario.h"
 #include "stop.h"
 #include "timeline/timeline.h"

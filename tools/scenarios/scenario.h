@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "options.h"
 
 namespace CLI {
 class App;

@@ -16,12 +16,25 @@ namespace pokelab::timeline_svg {
 
 namespace {
 
-/* A tick's time, with as many decimals as tell it from a neighbour @step ns away. */
-std::string tickLabel(double ns, double step)
+/* 1, 2 or 5 times a power of ten: the smallest such step of at least @ns. */
+double niceStep(double ns)
 {
-	double unit = ns >= 1e9 ? 1e9 : ns >= 1e6 ? 1e6 : ns >= 1e3 ? 1e3 : 1;
+	double p = std::pow(10, std::floor(std::log10(std::max(ns, 1.0))));
+
+	for (double m : {1.0, 2.0, 5.0, 10.0})
+		if (m * p >= ns)
+			return m * p;
+	return 10 * p;
+}
+
+/*
+ * A tick's time in @unit (the picture's one unit), with as many decimals
+ * as tell it from its neighbour @step ns away.
+ */
+std::string tickLabel(double ns, double step, double unit)
+{
 	const char *name = unit == 1e9 ? "s" : unit == 1e6 ? "ms" : unit == 1e3 ? "us" : "ns";
-	int decimals = step > 0 ? (int)std::ceil(-std::log10(step / unit)) : 0;
+	int decimals = (int)std::ceil(-std::log10(step / unit) - 1e-9);
 
 	return fmt::format("{:.{}f} {}", ns / unit, std::clamp(decimals, 0, 6), name);
 }
@@ -59,24 +72,42 @@ void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::
 				     c.laneH, lane % 2 ? "#fafafa" : "#ffffff",
 				     c.y(first) + c.laneH / 2 + 4, name);
 	}
-	/* the time axis: ten ticks, each at the time it stands for (none inside a break) */
-	double ya = c.bottom() + 14;
+	/*
+	 * The time axis: ticks every 1, 2 or 5 times a power of ten of time,
+	 * about ten to the width drawn to scale, each at the time it stands
+	 * for, labelled in one unit (that of the picture's length); none
+	 * inside a break, none on top of the one before it (after a break).
+	 */
+	double ya = c.bottom() + 14, scalePx = 0, scaleNs = 0, lastX = -1e9;
 
-	for (int i = 0; i <= 10; i++) {
-		double x = kLeft + (kWidth - kLeft - kRight) * i / 10, step;
-		bool inGap, g2;
-		u64 ts = c.at(x, &inGap);
+	for (const Segment &s : c.seg) {
+		if (!s.gap) {
+			scalePx += s.x1 - s.x0;
+			scaleNs += (double)(s.t1 - s.t0);
+		}
+	}
+	if (scalePx <= 0 || scaleNs <= 0)
+		return;
+	double step = niceStep(scaleNs / scalePx * (kWidth - kLeft - kRight) / 10);
+	double len = (double)(c.t1 - c.t0);
+	double unit = len >= 1e9 ? 1e9 : len >= 1e6 ? 1e6 : len >= 1e3 ? 1e3 : 1;
 
-		if (inGap)
+	for (const Segment &s : c.seg) {
+		if (s.gap)
 			continue;
-		/* what a tenth of the width stands for here */
-		step = (double)c.at(x + (kWidth - kLeft - kRight) / 10, &g2) - (double)ts;
-		if (step <= 0 || g2)
-			step = (double)ts - (double)c.at(x - (kWidth - kLeft - kRight) / 10, &g2);
-		c.out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
-				     "stroke=\"#999\" stroke-width=\"0.5\"/><text x=\"{0:.1f}\" "
-				     "y=\"{3:.1f}\" font-size=\"10\" text-anchor=\"middle\">+{4}</text>\n",
-				     x, kTop, c.bottom(), ya, tickLabel((double)(ts - c.t0), step));
+		for (double k = std::ceil((double)(s.t0 - c.t0) / step);
+		     k * step <= (double)(s.t1 - c.t0); k++) {
+			double x = c.x(c.t0 + (u64)(k * step));
+
+			if (x - lastX < 40)
+				continue;
+			lastX = x;
+			c.out += fmt::format("<g class=\"tick\"><line x1=\"{0:.1f}\" y1=\"{1:.1f}\" "
+					     "x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#999\" "
+					     "stroke-width=\"0.5\"/><text x=\"{0:.1f}\" y=\"{3:.1f}\" "
+					     "font-size=\"10\" text-anchor=\"middle\">+{4}</text></g>\n",
+					     x, kTop, c.bottom(), ya, tickLabel(k * step, step, unit));
+		}
 	}
 }
 

@@ -5,6 +5,7 @@
  * picture follows the batches (--timeline-gap, docs/timeline.md).
  */
 #include <algorithm>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -18,7 +19,7 @@ namespace pokelab::timeline_svg {
  * The time axis: to scale, but for the longest stretches with no event
  * (longer than timelineGapNs), each drawn kGapPx wide as a break, as many
  * as leave half the width to scale, and only those that would otherwise be
- * wider than two breaks.
+ * wider than two breaks. No break falls inside a batch.
  */
 void layout(Canvas &c, const std::vector<TraceEvent> &ev)
 {
@@ -27,9 +28,25 @@ void layout(Canvas &c, const std::vector<TraceEvent> &ev)
 	std::vector<std::pair<u64, u64>> quiet, chosen;
 	u64 kept = c.t1 - c.t0;
 
-	for (size_t i = 1; timelineGapNs && i < ev.size(); i++)
-		if (ev[i].ts > ev[i - 1].ts && ev[i].ts - ev[i - 1].ts > timelineGapNs)
-			quiet.push_back({ev[i - 1].ts, ev[i].ts});
+	/*
+	 * A stretch inside a batch (from its begin to its done on the patching
+	 * CPU) is never a break: the phase bar it would cut is the batch's own
+	 * time, which the picture is there to show to scale.
+	 */
+	std::set<int> inBatch;	/* CPUs between a batch's begin and its done */
+
+	for (size_t i = 1; timelineGapNs && i < ev.size(); i++) {
+		const TraceEvent &p = ev[i - 1];
+
+		if (p.type == TraceType::TextPokeBatch) {
+			if (p.target == kshim::TRACE_BATCH_DONE)
+				inBatch.erase(p.cpu);
+			else
+				inBatch.insert(p.cpu);
+		}
+		if (inBatch.empty() && ev[i].ts > p.ts && ev[i].ts - p.ts > timelineGapNs)
+			quiet.push_back({p.ts, ev[i].ts});
+	}
 	std::sort(quiet.begin(), quiet.end(), [](const auto &a, const auto &b) {
 		return a.second - a.first > b.second - b.first;
 	});

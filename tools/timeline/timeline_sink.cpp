@@ -16,6 +16,7 @@
 #include <kernel_shim/trace_output.h>
 #include <linux/bug.h>
 
+#include "stop.h"
 #include "timeline/timeline.h"
 #include "timeline/timeline_draw.h"
 
@@ -61,6 +62,11 @@ public:
 		TimelineSection s{std::vector<TraceEvent>(ev_.begin(), ev_.end()), (unsigned int)nr_,
 				  title, subtitle, marks_};
 
+		/* a run stopped by a signal ends early: the picture says where it was cut */
+		if (stopSignal())
+			s.note += fmt::format("{}interrupted ({}): the run was cut where the "
+					      "picture ends", s.note.empty() ? "" : "; ",
+					      stopSignalName());
 		if (cut_)
 			s.note += fmt::format("{}the last {} of the run (--timeline-window)",
 					      s.note.empty() ? "" : "; ", dur((double)window_));
