@@ -620,7 +620,9 @@ int move_module(struct module *mod, struct load_info *info)
 		if (shdr->sh_type != SHT_NOBITS) {
 			/* userspace: no this_module section to check */
 
-			memcpy(dest, (void *)shdr->sh_addr, shdr->sh_size);
+			/* userspace: libc's memcpy() takes no NULL source, even for 0 bytes (UBSan) */
+			if (shdr->sh_size)
+				memcpy(dest, (void *)shdr->sh_addr, shdr->sh_size);
 		}
 		/* sh_addr: where the section is now, for the rest of the load */
 		shdr->sh_addr = (unsigned long)dest;
