@@ -27,6 +27,34 @@
 
 namespace kshim {
 
+/*
+ * A report's names for a place in the source (lockdep.cpp, watchdog.cpp):
+ * __FILE__ without the build directory's leading "../", and a function's
+ * bare name from std::source_location's "void foo(int)" or __func__'s "foo".
+ * Task context (they allocate): never from a signal handler.
+ */
+inline std::string shortFile(const char *f)
+{
+	std::string s = f ? f : "?";
+
+	while (s.rfind("../", 0) == 0)
+		s.erase(0, 3);
+	return s;
+}
+
+inline std::string bareName(const char *f)
+{
+	std::string s = f ? f : "?";
+	size_t p = s.find('(');
+
+	if (p != std::string::npos)
+		s.resize(p);
+	p = s.find_last_of(" :");
+	if (p != std::string::npos)
+		s.erase(0, p + 1);
+	return s;
+}
+
 /* Everything the machine keeps per simulated CPU. */
 struct alignas(SMP_CACHE_BYTES) CpuState {
 	/* Written by the CPU itself and its signal handlers only. */

@@ -117,28 +117,6 @@ int lockdepBoot(std::string &)
 
 BootHookRegistrar lockdepBootHook({"lockdep", BootStage::Machine, lockdepBoot});
 
-std::string shortFile(const char *f)
-{
-	std::string s = f ? f : "?";
-
-	while (s.rfind("../", 0) == 0)
-		s.erase(0, 3);
-	return s;
-}
-
-std::string bareName(const char *f)
-{
-	std::string s = f ? f : "?";
-	size_t p = s.find('(');
-
-	if (p != std::string::npos)
-		s.resize(p);
-	p = s.find_last_of(" :");
-	if (p != std::string::npos)
-		s.erase(0, p + 1);
-	return s;
-}
-
 std::string placeOf(const Place &p)
 {
 	return fmt::format("at {}:{} in {}", shortFile(p.file), p.line,

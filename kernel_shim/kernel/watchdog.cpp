@@ -203,29 +203,6 @@ bool readWait(const Watched &w, unsigned int d, WaitRec *out)
 	return r.seq.load(std::memory_order_relaxed) == s && out->t0;
 }
 
-std::string shortFile(const char *f)
-{
-	std::string s = f ? f : "?";
-
-	while (s.rfind("../", 0) == 0)
-		s.erase(0, 3);
-	return s;
-}
-
-/* "void foo(int)" (std::source_location) or "foo" (__func__): "foo". */
-std::string bareName(const char *f)
-{
-	std::string s = f ? f : "?";
-	size_t p = s.find('(');
-
-	if (p != std::string::npos)
-		s.resize(p);
-	p = s.find_last_of(" :");
-	if (p != std::string::npos)
-		s.erase(0, p + 1);
-	return s;
-}
-
 /* "(!VAL)" as "!VAL": the macros parenthesise their arguments */
 std::string unparen(const char *c)
 {
