@@ -70,6 +70,13 @@ def matches(want, line):
 
 def main():
     src = os.path.abspath(sys.argv[1])
+    # the kernel-tree section edits a copy of the reference 7.3 tree beside the
+    # checkout: without it, skipped (77) in one line, as tests/port_patch does
+    ref = os.path.join(src, '..', 'shared', 'reference', 'upstream', '7.3')
+    if not os.path.isdir(ref):
+        print(f'tutorial: {os.path.normpath(ref)}: no reference Linux 7.3 tree beside the '
+              'checkout; skipped', file=sys.stderr)
+        return 77
     tmp = tempfile.mkdtemp(prefix='pokelab-tutorial.')
     tree = os.path.join(tmp, 'tree')
     try:
