@@ -45,6 +45,14 @@ struct insn {
  */
 int insn_decode(struct insn *insn, const void *kaddr, int buf_len, enum insn_mode m);
 
+/*
+ * userspace: insn_decode() without its shortcut for the forms a text-poke
+ * batch takes: every instruction through Zydis, into the same fields. For
+ * the tests that hold the shortcut to Zydis's word. Same contract as
+ * insn_decode() in 64-bit mode.
+ */
+int insn_decode_zydis(struct insn *insn, const void *kaddr, int buf_len);
+
 #define insn_decode_kernel(_insn, _ptr) insn_decode((_insn), (_ptr), MAX_INSN_SIZE, INSN_MODE_KERN)
 
 /* Jcc.d32: 0f 80..8f */
