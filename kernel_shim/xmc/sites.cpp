@@ -15,7 +15,7 @@ namespace kshim {
 namespace xmc {
 
 /* Intents of the batch being queued (smp_text_poke_batch_add()), taken by its finish. */
-std::map<unsigned long, Intent> queuedIntents;
+IntentMap queuedIntents{intentPool()};
 
 /* A violation on intent @in's site: old bytes, the requested ones, and @now. */
 XmcViolation intentViolation(XmcRule rule, int cpu, const Intent &in, const u8 *now)
@@ -101,7 +101,7 @@ void xmcIntent(const void *addr, const void *bytes, size_t len, const void *emul
 {
 	Intent in = {(unsigned long)addr, (unsigned int)std::min<size_t>(len, kSiteMax), {}, 0, {},
 		     false, {}};
-	auto it = queuedIntents.find(in.addr);
+	IntentMap::iterator it;
 
 	if (!xmcEnabled)
 		return;
@@ -112,14 +112,22 @@ void xmcIntent(const void *addr, const void *bytes, size_t len, const void *emul
 		in.hasEmu = true;
 		memcpy(in.emu, emulate, in.len);
 	}
-	if (it != queuedIntents.end() && it->second.len == in.len) {
+	/* a batch is queued in address order (text_poke_addr_ordered()): look at the end first */
+	it = queuedIntents.end();
+	if (!queuedIntents.empty() && std::prev(it)->first >= in.addr)
+		it = queuedIntents.lower_bound(in.addr);
+	if (it == queuedIntents.end() || it->first != in.addr) {
+		queuedIntents.emplace_hint(it, in.addr, in);
+		return;
+	}
+	if (it->second.len == in.len) {
 		/* the site queued again: the last request wins, the earlier ones stay valid */
 		in.nalt = std::min(it->second.nalt + 1, 3u);
 		memcpy(in.alt[0], it->second.bytes, in.len);
 		for (unsigned int k = 1; k < in.nalt; k++)
 			memcpy(in.alt[k], it->second.alt[k - 1], in.len);
 	}
-	queuedIntents[in.addr] = in;
+	it->second = in;
 }
 
 } /* namespace kshim */
