@@ -33,6 +33,7 @@
  * fence of the kernel's: the check runs after the update it checks).
  */
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -91,6 +92,23 @@ struct SiteRef {
 };
 std::unordered_map<unsigned long, SiteRef> siteIndex;
 bool siteIndexStale = true;
+/*
+ * The lowest and highest address in siteIndex, for checkRequest() to pass
+ * over a request outside every table without the lock and the lookup (a
+ * batch on JIT text, a module's own pages). [0, ~0] while the index is
+ * stale. Written under tableLock; read without it, relaxed: a request for
+ * a site of tables just added comes after them by text_mutex (the loader
+ * pokes its own sites, a key's users find the module under jump_label_mutex).
+ */
+std::atomic<unsigned long> siteLo{0}, siteHi{~0ul};
+
+/* The tables changed: the index is rebuilt at the next request. tableLock held. */
+void siteIndexChanged()
+{
+	siteIndexStale = true;
+	siteLo.store(0, std::memory_order_relaxed);
+	siteHi.store(~0ul, std::memory_order_relaxed);
+}
 
 
 /* Program symbols the forms need (0 when absent). */
@@ -394,7 +412,7 @@ void loadProgram()
 		s.altEnd = (const u8 *)(a + n);
 	}
 	sources.insert(sources.begin(), s);
-	siteIndexStale = true;
+	siteIndexChanged();
 	symReturn0 = elfProgramSymbol("__static_call_return0");
 	symReturn = elfProgramSymbol("__static_call_return");
 	symReturnThunkVar = elfProgramSymbol("x86_return_thunk");
@@ -408,6 +426,8 @@ void loadProgram()
 
 void buildSiteIndex()
 {
+	unsigned long lo, hi;
+
 	/* every source, live or not: a request made by a module's COMING notifiers counts too */
 	siteIndex.clear();
 	for (const Source &s : sources) {
@@ -421,6 +441,14 @@ void buildSiteIndex()
 	for (const auto &[key, tramp] : trampolines)
 		siteIndex.erase(tramp);
 	siteIndexStale = false;
+	lo = ~0ul;
+	hi = 0;
+	for (const auto &[addr, ref] : siteIndex) {
+		lo = std::min(lo, addr);
+		hi = std::max(hi, addr);
+	}
+	siteLo.store(lo, std::memory_order_relaxed);
+	siteHi.store(hi, std::memory_order_relaxed);
 }
 
 } /* namespace */
@@ -432,6 +460,10 @@ void checkRequest(unsigned long addr, const u8 *bytes, unsigned int len)
 	std::string demand;
 
 	if (!xmcEnabled)
+		return;
+	/* no table has a site there (the bounds are [0, ~0] until the index is built) */
+	if (addr < siteLo.load(std::memory_order_relaxed) ||
+	    addr > siteHi.load(std::memory_order_relaxed))
 		return;
 	std::lock_guard<std::mutex> lk(tableLock);
 	loadProgram();
@@ -620,7 +652,7 @@ void xmcModuleTables(const void *mod, const char *name, const XmcSection *secs,
 	std::lock_guard<std::mutex> lk(tableLock);
 	loadProgram();
 	sources.push_back(s);
-	siteIndexStale = true;
+	siteIndexChanged();
 }
 
 void xmcModuleLive(const void *mod) noexcept
@@ -630,7 +662,7 @@ void xmcModuleLive(const void *mod) noexcept
 	for (Source &s : sources)
 		if (s.owner == mod)
 			s.live = true;
-	siteIndexStale = true;
+	siteIndexChanged();
 	if (xmcEnabled)
 		checkTablesLocked("the module's COMING notifiers", 0, false, false, mod);
 }
@@ -643,7 +675,7 @@ void xmcModuleTablesGone(const void *mod) noexcept
 	sources.erase(std::remove_if(sources.begin(), sources.end(),
 				     [mod](const Source &s) { return s.owner == mod; }),
 		      sources.end());
-	siteIndexStale = true;
+	siteIndexChanged();
 }
 
 } /* namespace kshim */

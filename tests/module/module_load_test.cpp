@@ -21,14 +21,18 @@
 #include <string>
 #include <vector>
 
+#include <asm/nops.h>
+#include <asm/text-patching.h>
 #include <kernel_shim/cpu.h>
 #include <kernel_shim/sched.h>
 #include <kernel_shim/xmc.h>
 #include <kernel_shim/xmc_verdict.h>
 #include <linux/bug.h>
+#include <linux/execmem.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/static_call.h>
 #include <pokelab/module_calls.h>
@@ -260,6 +264,60 @@ TEST_F(ModuleLoadBusted, DroppedSyncOnModuleTextIsCaught)
 	std::vector<kshim::XmcViolation> log = kshim::xmcViolations();
 
 	EXPECT_TRUE(within_module(log[v0].site, mod)) << kshim::xmcFormat(log[v0]);
+	EXPECT_EQ(delete_module(mod), 0);
+}
+
+/*
+ * R7 at a request, on a module's site: the model passes over requests for
+ * addresses outside every table without a lookup, and a module's tables
+ * widen that range when they come. A batch asked for the JMP at the site
+ * of the module's key, which is off, is found at once; before the module
+ * came, the same page held no site at all.
+ */
+class ModuleLoadRequest : public ModuleLoad
+{
+protected:
+	bool xmcViolationsExpected() const override { return true; }
+};
+
+TEST_F(ModuleLoadRequest, ABatchAskedForTheWrongJumpIsFound)
+{
+	struct module *mod = nullptr;
+	std::string err;
+	unsigned long code = 0, target = 0, wrong = 0;
+	u8 jmp[5];
+
+	const u8 jmp0[5] = {JMP32_INSN_OPCODE, 0, 0, 0, 0};
+	u8 *page = (u8 *)execmem_alloc_rw(EXECMEM_DEFAULT, 4096);
+
+	/* a batch on text outside every table first: the range is built and excludes it */
+	ASSERT_TRUE(page);
+	memcpy(page, x86_nops[5], 5);
+	set_memory_rox((unsigned long)page, 1);
+	mutex_lock(&text_mutex);
+	smp_text_poke_single(page, jmp0, 5, NULL);
+	mutex_unlock(&text_mutex);
+	execmem_free(page);
+
+	ASSERT_EQ(load_module_file(modPath("pokelab_test_mod"), &mod, &err), 0) << err;
+	auto key = (struct static_key_false *)find_kallsyms_symbol_value(mod,
+									  "pokelab_test_mod_key");
+
+	ASSERT_TRUE(key);
+	for (unsigned int i = 0; i < mod->num_jump_entries && !code; i++)
+		if (jump_entry_key(&mod->jump_entries[i]) == &key->key) {
+			code = jump_entry_code(&mod->jump_entries[i]);
+			target = jump_entry_target(&mod->jump_entries[i]);
+		}
+	ASSERT_NE(code, 0ul);
+	__text_gen_insn(jmp, JMP32_INSN_OPCODE, (void *)code, (void *)target, JMP32_INSN_SIZE);
+	mutex_lock(&text_mutex);
+	smp_text_poke_single((void *)code, jmp, 5, NULL);
+	for (const kshim::XmcViolation &v : kshim::xmcViolations())
+		wrong += v.rule == kshim::XmcRule::WrongSite && v.request && v.site == code;
+	smp_text_poke_single((void *)code, x86_nops[5], 5, NULL);
+	mutex_unlock(&text_mutex);
+	EXPECT_EQ(wrong, 1ul) << "the request for the JMP at the module's site";
 	EXPECT_EQ(delete_module(mod), 0);
 }
 
