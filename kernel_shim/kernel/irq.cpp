@@ -22,6 +22,7 @@
 
 #include <kernel_shim/clock.h>
 #include <kernel_shim/cpu_events.h>
+#include <kernel_shim/sched.h>
 #include <kernel_shim/torture.h>
 #include <linux/preempt.h>
 #include <linux/bug.h>
@@ -57,7 +58,7 @@ void ipiSignalHandler(int, siginfo_t *, void *) noexcept
 		}
 		c.ipiReceived.fetch_add(1, std::memory_order_relaxed);
 		/* An idle CPU leaves its sleep and polls again (sched.cpp). */
-		c.idleSeq.fetch_add(1, std::memory_order_release);
+		cpuIdleInterrupted();
 		if (c.irqDisabled.load(std::memory_order_relaxed)) {
 			c.irqPending.store(1, std::memory_order_relaxed);
 		} else {

@@ -222,6 +222,15 @@ void cpuIdle(CpuState &c) noexcept
 	}
 }
 
+void cpuIdleInterrupted() noexcept
+{
+	int cpu = tlsCpu;
+
+	/* pairs with the acquire load of idleSeq after the futex sleep in cpuIdle() */
+	if (cpu >= 0)
+		cpuState(cpu).idleSeq.fetch_add(1, std::memory_order_release);
+}
+
 void cpuKick(CpuState &c) noexcept
 {
 	/* kick before idleSeq: a CPU that sees the new idleSeq sees kick (acquire above). */

@@ -64,6 +64,16 @@ unsigned long schedYields(int cpu) noexcept;
 enum class IdleMode { HaltPoll, Poll, Halt };
 inline constexpr u64 kHaltPollNs = 200000;
 
+/*
+ * What an interrupt does to the calling CPU's idle loop: a CPU asleep in it
+ * wakes and polls for a new window, as the kernel re-enters its idle
+ * governor after any interrupt. Called by the IPI handler, and by a bench's
+ * raw signal handler that stands for an interrupt (tools/bench/ipi.cpp).
+ * One atomic add (release); async-signal-safe; on a CPU's own thread, in a
+ * signal handler (a thread that is no CPU's returns at once).
+ */
+void cpuIdleInterrupted() noexcept;
+
 /* The idle= mode of the running machine, and its name ("haltpoll", "poll", "halt"). */
 IdleMode idleMode() noexcept;
 const char *idleModeName(IdleMode m) noexcept;
