@@ -15,7 +15,7 @@ namespace kshim {
 namespace xmc {
 
 /* Intents of the batch being queued (smp_text_poke_batch_add()), taken by its finish. */
-IntentMap queuedIntents{intentPool()};
+IntentMap queuedIntents;
 
 /* A violation on intent @in's site: old bytes, the requested ones, and @now. */
 XmcViolation intentViolation(XmcRule rule, int cpu, const Intent &in, const u8 *now)

@@ -63,14 +63,6 @@ void takeCpuRecords()
 }
 
 Op *op;
-
-std::pmr::memory_resource *intentPool()
-{
-	/* never freed: the maps that draw on it are destroyed at exit, in no set order */
-	static auto *pool = new std::pmr::unsynchronized_pool_resource();
-
-	return pool;
-}
 u64 raised[NR_CPUS];
 /* A write is being checked: a crash on another CPU waits for its verdict. */
 int busy;

@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <memory_resource>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -196,14 +195,59 @@ struct ByteIndex {
 };
 
 /*
- * Intents by site address. A batch records one per site and drops them all
- * when it returns; their nodes come from a pool kept across operations
- * (intentPool(), xmc.cpp), so a site queued costs no malloc() (bench batch:
- * ~40 % of the model's time per smp_text_poke_batch_add()). The pool is
- * unsynchronised: like the maps, only the writer (text_mutex holder) touches it.
+ * Intents by site address, as one sorted vector: a batch records one per
+ * site, in address order (text_poke_addr_ordered()), so each goes at the
+ * end, and drops them all when it returns, keeping the storage for the
+ * next (bench batch: a std::map node per site was most of the model's time
+ * per smp_text_poke_batch_add()). The subset of std::map's interface the
+ * model uses. An insert moves the intents after it: pointers into the map
+ * last until the next insert (intentsChanged() says so to the lookups'
+ * caches). Only the writer (text_mutex holder) touches it.
  */
-std::pmr::memory_resource *intentPool();
-using IntentMap = std::pmr::map<unsigned long, Intent>;
+class IntentMap
+{
+public:
+	using value_type = std::pair<unsigned long, Intent>;
+	using iterator = std::vector<value_type>::iterator;
+	using const_iterator = std::vector<value_type>::const_iterator;
+
+	iterator begin() { return v_.begin(); }
+	iterator end() { return v_.end(); }
+	const_iterator begin() const { return v_.begin(); }
+	const_iterator end() const { return v_.end(); }
+	bool empty() const { return v_.empty(); }
+	size_t size() const { return v_.size(); }
+	void clear() { v_.clear(); }
+	void swap(IntentMap &o) { v_.swap(o.v_); }
+
+	iterator lower_bound(unsigned long a)
+	{
+		return std::lower_bound(v_.begin(), v_.end(), a,
+					[](const value_type &e, unsigned long k) { return e.first < k; });
+	}
+	iterator upper_bound(unsigned long a)
+	{
+		return std::upper_bound(v_.begin(), v_.end(), a,
+					[](unsigned long k, const value_type &e) { return k < e.first; });
+	}
+	/* @a's intent, value-initialised if it had none */
+	Intent &operator[](unsigned long a)
+	{
+		iterator it = !v_.empty() && v_.back().first < a ? v_.end() : lower_bound(a);
+
+		if (it == v_.end() || it->first != a)
+			it = v_.insert(it, value_type(a, Intent{}));
+		return it->second;
+	}
+	/* @in for @a, which has none, at @pos: lower_bound(@a) */
+	iterator emplace_hint(iterator pos, unsigned long a, const Intent &in)
+	{
+		return v_.insert(pos, value_type(a, in));
+	}
+
+private:
+	std::vector<value_type> v_;
+};
 
 struct Op {
 	bool open;
@@ -219,7 +263,7 @@ struct Op {
 	Write writes[kWritesMax];
 	ByteIndex index;
 	u32 hint;		/* findByte()'s guess: the byte after the last one found */
-	IntentMap intents{intentPool()};
+	IntentMap intents;
 	std::vector<u32> int3Bytes;
 	/* (site, CPU serial) -> the site's last write that window was decided up to */
 	struct DecidedHash {
