@@ -7,7 +7,8 @@
 # The demo's first run is held to 3 minutes on a bare 2-vCPU Debian 12 machine
 # (docs/performance.md, "First run"): it installs only the packages of the
 # command (tools/install-deps.sh demo) and configures build/ without the
-# GoogleTest suites; `make check` installs the rest and turns them on.
+# GoogleTest suites and with line tables only; `make check` installs the rest
+# and turns the suites on.
 
 BUILD ?= build
 
@@ -37,8 +38,11 @@ setup: deps
 		meson configure $(BUILD) -Dtests=enabled; \
 	fi
 
+# Line tables only (-g1, after meson's -g): backtraces, perf and addr2line keep
+# file:line, gdb loses the locals; a third less compile CPU (docs/performance.md,
+# "First run"). `meson setup build` by hand, as the tutorial does, keeps full -g.
 setup-demo: deps-demo
-	@if [ ! -f $(BUILD)/build.ninja ]; then meson setup -Dtests=disabled $(BUILD); fi
+	@if [ ! -f $(BUILD)/build.ninja ]; then meson setup -Dtests=disabled -Dcpp_args=-g1 $(BUILD); fi
 
 build: setup
 	ninja -C $(BUILD)
