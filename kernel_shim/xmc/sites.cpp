@@ -97,29 +97,44 @@ void checkStray(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 
 using namespace xmc;
 
+namespace {
+
+/* @in: the request for @len bytes at @a, emulated as @emulate unless that is the same */
+void fillIntent(Intent &in, unsigned long a, unsigned int len, const void *bytes,
+		const void *emulate)
+{
+	in.addr = a;
+	in.len = len;
+	memcpy(in.bytes, bytes, len);
+	if (emulate && memcmp(emulate, bytes, len)) {
+		in.hasEmu = true;
+		memcpy(in.emu, emulate, len);
+	}
+}
+
+} /* namespace */
+
 void xmcIntent(const void *addr, const void *bytes, size_t len, const void *emulate) noexcept
 {
-	Intent in = {(unsigned long)addr, (unsigned int)std::min<size_t>(len, kSiteMax), {}, 0, {},
-		     false, {}};
+	unsigned long a = (unsigned long)addr;
+	unsigned int l = (unsigned int)std::min<size_t>(len, kSiteMax);
 	IntentMap::iterator it;
+	Intent in{};
 
 	if (!xmcEnabled)
 		return;
 	/* R7: the request against the site's table (a key's entry, a static call's site) */
-	checkRequest(in.addr, (const u8 *)bytes, in.len);
-	memcpy(in.bytes, bytes, in.len);
-	if (emulate && memcmp(emulate, bytes, in.len)) {
-		in.hasEmu = true;
-		memcpy(in.emu, emulate, in.len);
-	}
+	checkRequest(a, (const u8 *)bytes, l);
 	/* a batch is queued in address order (text_poke_addr_ordered()): look at the end first */
 	it = queuedIntents.end();
-	if (!queuedIntents.empty() && std::prev(it)->first >= in.addr)
-		it = queuedIntents.lower_bound(in.addr);
-	if (it == queuedIntents.end() || it->first != in.addr) {
-		queuedIntents.emplace_hint(it, in.addr, in);
+	if (!queuedIntents.empty() && std::prev(it)->first >= a)
+		it = queuedIntents.lower_bound(a);
+	if (it == queuedIntents.end() || it->first != a) {
+		/* the usual case, built in place */
+		fillIntent(queuedIntents.emplace_hint(it, a)->second, a, l, bytes, emulate);
 		return;
 	}
+	fillIntent(in, a, l, bytes, emulate);
 	if (it->second.len == in.len) {
 		/* the site queued again: the last request wins, the earlier ones stay valid */
 		in.nalt = std::min(it->second.nalt + 1, 3u);

@@ -22,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -236,13 +237,14 @@ public:
 		iterator it = !v_.empty() && v_.back().first < a ? v_.end() : lower_bound(a);
 
 		if (it == v_.end() || it->first != a)
-			it = v_.insert(it, value_type(a, Intent{}));
+			it = emplace_hint(it, a);
 		return it->second;
 	}
-	/* @in for @a, which has none, at @pos: lower_bound(@a) */
-	iterator emplace_hint(iterator pos, unsigned long a, const Intent &in)
+	/* a value-initialised intent for @a, which has none, at @pos: lower_bound(@a) */
+	iterator emplace_hint(iterator pos, unsigned long a)
 	{
-		return v_.insert(pos, value_type(a, in));
+		return v_.emplace(pos, std::piecewise_construct, std::forward_as_tuple(a),
+				  std::forward_as_tuple());
 	}
 
 private:
