@@ -64,7 +64,8 @@ u32 timelineEvents()
 
 	for (TraceType t : {TraceType::IpiSendCpu, TraceType::IpiSendCpumask, TraceType::UserEnter,
 			    TraceType::UserExit, TraceType::TextPokeBatch, TraceType::Int3Emulate,
-			    TraceType::CtIdleEnter, TraceType::CtIdleExit, TraceType::CtWorkFlush})
+			    TraceType::CtIdleEnter, TraceType::CtIdleExit, TraceType::CtWorkFlush,
+			    TraceType::CsdQueueCpu})
 		m |= kshim::traceBit(t);
 	return m;
 }
@@ -88,6 +89,16 @@ std::string drawSection(const TimelineSection &s, double *height)
 		note += fmt::format("{}{} CPUs, {} to a lane (a mark's title names its CPU)",
 				    note.empty() ? "" : "; ", nr, c.per);
 	layout(c, events);
+
+	/* past timelineMarkLimit marks, their density */
+	unsigned long marks = drawMarks(c, events, nr, true);
+	const std::vector<TraceEvent> *detail = &events;
+	bool density = marks > timelineMarkLimit;
+
+	if (density)
+		note += fmt::format("{}{} marks, more than {}: drawn as density, a bar per lane "
+				    "and pixel column", note.empty() ? "" : "; ", marks,
+				    timelineMarkLimit);
 	size_t gaps = std::count_if(c.seg.begin(), c.seg.end(), [](const Segment &g) {
 		return g.gap;
 	});
@@ -97,13 +108,16 @@ std::string drawSection(const TimelineSection &s, double *height)
 				    note.empty() ? "" : "; ",
 				    kshim::nOf(gaps, "stretch", "stretches"),
 				    gaps == 1 ? "a break" : "breaks");
-	/* the frame goes first, under the rest: drawn after the marks, it learns their note */
+	/* the frame goes first, under the rest */
 	Canvas frame = c;
 
-	drawSpans(c, events, nr);
-	drawBatches(c, events, nr);
+	drawSpans(c, *detail, nr);
+	drawBatches(c, *detail, nr);
 	drawGaps(c);
-	drawMarks(c, events, nr, &note);
+	if (density)
+		drawDensity(c, *detail, nr);
+	else
+		drawMarks(c, *detail, nr);
 	drawViolations(c, s.marks, nr);
 	*height = drawLegend(c) + 10;
 	drawFrame(frame, nr, s.title, note);
