@@ -11,6 +11,8 @@
  *	timeline_bands.cpp	user and idle spans, each batch's phases
  *	timeline_marks.cpp	IPIs (by kind), INT3 traps, deferred flushes, lost
  *				events and violations; their density
+ *	timeline_window.cpp	past --max-marks: the window drawn in detail, around
+ *				a batch, under an overview of the whole run
  *	timeline_frame.cpp	title, note, lanes, time axis, legend
  *	timeline_sink.cpp	the sinks that feed a picture, the book of sections
  *
@@ -141,14 +143,34 @@ void drawBatches(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr);
 
 /*
  * The marks (timeline_marks.cpp), one per kind and pixel column of a lane
- * (INT3 traps: per triangle's width). drawMarks() returns how many it drew;
- * countMarks() how many it would draw; drawDensity() draws, per lane and
+ * (INT3 traps: per triangle's width). drawMarks() returns how many it drew
+ * (@dryRun: would draw, drawing none); drawDensity() draws, per lane and
  * pixel column, a bar per kind of mark as high as the column's count.
  */
 unsigned long drawMarks(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr,
 			bool dryRun = false);
 void drawDensity(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr);
 void drawViolations(Canvas &c, const std::vector<TimelineMark> &marks, unsigned int nr);
+
+/*
+ * Past timelineMarkLimit marks (timeline_window.cpp): the window drawn in
+ * detail, around a batch near @focus (the run's middle, or its first model
+ * violation: then the nearest); false when the run has no batch (the whole
+ * run is drawn as density then). @ev's events of the window in *@win, after the
+ * user and idle spans open at its start and each sender's last csd per
+ * target, moved to it.
+ */
+struct Window {
+	bool violation = false;		/* in: @focus is a violation's time */
+	u64 t0 = 0, t1 = 0;
+	unsigned int batch = 0, batches = 0;	/* which batch (from 1), of how many */
+	bool deferred = false;		/* chosen for its deferred work at entry */
+};
+bool chooseWindow(const std::vector<TraceEvent> &ev, unsigned int nr, u64 focus, Window *w,
+		  std::vector<TraceEvent> *win);
+/* The whole run above the window, as density, the window boxed; its height (px). */
+double drawOverview(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr,
+		    const Window &w);
 
 /* What frames the section (timeline_frame.cpp): drawn first, under the rest. */
 void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::string &note);
