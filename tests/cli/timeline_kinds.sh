@@ -121,7 +121,14 @@ grep -o '<path class="int3" data-cpu="[0-9]*" data-n="[0-9]*" d="M[0-9.]*' "$dir
 no_gap_on_bar "$dir/d.svg"
 legend_ok "$dir/d.svg"
 
-# 4. Breaks: explain's 20 ms between its flips is a break, never drawn over a phase bar
+# 4. A torture run's last second, windowed: its lengths in s, ms or us, never "1e+03 ms"
+"$pokelab" torture --duration 2 --cpus 4 --timeline "$dir/tt.svg" >"$dir/tt.out" 2>&1 ||
+	fail "torture --timeline failed"
+! grep -q '[0-9]e+[0-9]' "$dir/tt.svg" ||
+	fail "torture: a length written as $(grep -o '[0-9.]*e+[0-9]* [a-z]*' "$dir/tt.svg" | head -1)"
+legend_ok "$dir/tt.svg"
+
+# 5. Breaks: explain's 20 ms between its flips is a break, never drawn over a phase bar
 "$pokelab" explain static-key --cpus 3 --timeline "$dir/sk.svg" >"$dir/sk.out" 2>&1 ||
 	fail "explain static-key --timeline failed"
 grep -q '<g class="gap"' "$dir/sk.svg" || fail "explain: no break drawn"

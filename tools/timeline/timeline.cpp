@@ -42,11 +42,12 @@ std::string esc(const std::string &s)
 
 std::string dur(double ns)
 {
-	if (ns >= 1e9)
+	/* 999.6 ms is "1 s": three significant digits of ms would print "1e+03 ms" */
+	if (ns >= 999.5e6)
 		return fmt::format("{:.3g} s", ns / 1e9);
-	if (ns >= 1e6)
+	if (ns >= 999.5e3)
 		return fmt::format("{:.3g} ms", ns / 1e6);
-	if (ns >= 1e3)
+	if (ns >= 999.5)
 		return fmt::format("{:.3g} us", ns / 1e3);
 	return fmt::format("{:.0f} ns", ns);
 }
