@@ -15,12 +15,14 @@ legend_ok() {
 	for k in $(grep -o '<g class="legend" data-kind="[a-z0-9_-]*"' "$1" |
 		   sed 's/.*kind="//; s/"//'); do
 		case $k in
-		phase-*) c="phase $k" ;; density-*) c="density $k" ;; *) c=$k ;;
+		phase-*) c="phase $k" ;; density-*) c="density $k" ;; ipi-*) c="ipi $k" ;;
+		*) c=$k ;;
 		esac
 		grep -q "class=\"$c\"" "$1" || fail "$1: legend item $k, but none drawn"
 	done
-	for c in user idle ipi int3 flush lost violation gap; do
-		! grep -q "class=\"$c\"" "$1" || grep -q "<g class=\"legend\" data-kind=\"$c\"" "$1" ||
+	for c in user idle ipi-sync ipi-tlb ipi-other ipi-unknown int3 flush lost violation gap; do
+		case $c in ipi-*) m="ipi $c" ;; *) m=$c ;; esac
+		! grep -q "class=\"$m\"" "$1" || grep -q "<g class=\"legend\" data-kind=\"$c\"" "$1" ||
 			fail "$1: $c drawn, not in the legend"
 	done
 }
@@ -61,7 +63,7 @@ done
 # one arrow per (sender, receiver) and pixel: their counts add up to the trace's targets
 sent=$(grep ipi_send_cpumask "$dir/t.txt" | sed 's/.*cpumask=\([0-9a-f,]*\) .*/\1/' |
 	gawk -F, '{ v = strtonum("0x" $NF); while (v) { n += v % 2; v = int(v / 2) } } END { print n + 0 }')
-drawn=$(grep -o '<g class="ipi" [^>]*data-n="[0-9]*"' "$dir/t.svg" |
+drawn=$(grep -o '<g class="ipi ipi-[a-z]*" [^>]*data-n="[0-9]*"' "$dir/t.svg" |
 	sed 's/.*data-n="//; s/"//' | awk '{ n += $1 } END { print n + 0 }')
 [ "$sent" -gt 0 ] && [ "$drawn" -eq "$sent" ] || fail "IPIs: $drawn drawn, $sent in the trace"
 # the isolated CPU spends the run in user mode and runs its deferred flushes at entry
@@ -76,11 +78,13 @@ cmp -s "$dir/a.svg" "$dir/b.svg" || fail "text and trace.dat give different pict
 n=$(grep -c 'class="phase phase-int3"' "$dir/a.svg")
 [ "$n" -eq "$batches" ] || fail "timeline TRACE: $n phase-1 bands for $batches batches"
 rsvg-convert -o "$dir/a.png" "$dir/a.svg" || fail "rsvg-convert cannot render timeline TRACE"
-# past --max-marks marks: density, a bar per lane and pixel column, that counts every IPI
-# target and INT3 trap of the trace, and no single marks
+# past --max-marks marks: the whole run as density, a bar per lane and pixel column, that
+# counts every IPI target and INT3 trap of the trace, over a window around a batch drawn
+# mark by mark
 "$pokelab" timeline "$dir/t.txt" -o "$dir/dn.svg" --max-marks 10 >"$dir/dn.out" ||
 	fail "timeline --max-marks 10 failed"
-! grep -q '<g class="ipi"\|<path class="int3"' "$dir/dn.svg" || fail "density: single marks drawn"
+grep -q '<rect class="window" ' "$dir/dn.svg" || fail "density: no window boxed"
+[ "$(grep -c 'class="phase phase-int3"' "$dir/dn.svg")" -ge 1 ] || fail "density: no batch drawn"
 sum() {	# sum KIND: the data-n of the density paths of KIND
 	grep -o "<path class=\"density density-$1\" [^>]*data-n=\"[0-9]*\"" "$dir/dn.svg" |
 		sed 's/.*data-n="//; s/"//' | awk '{ n += $1 } END { print n + 0 }'
@@ -89,7 +93,8 @@ sum() {	# sum KIND: the data-n of the density paths of KIND
 traps=$(grep -c ' int3_emulate:' "$dir/t.txt")	# none with the default trace_event=
 [ "$(sum int3)" -eq "$traps" ] ||
 	fail "density: $(sum int3) INT3 traps drawn, $traps in the trace"
-grep -q 'marks, more than 10: drawn as density' "$dir/dn.svg" || fail "density: no note"
+grep -q 'marks, more than 10: .* drawn in detail, around batch .*; above, the whole run as density' \
+	"$dir/dn.svg" || fail "density: no note"
 legend_ok "$dir/dn.svg"
 rsvg-convert -o "$dir/dn.png" "$dir/dn.svg" || fail "rsvg-convert cannot render the density"
 # a BUSTED torture run: its violation is marked on the CPU the model names

@@ -42,11 +42,12 @@ std::string esc(const std::string &s)
 
 std::string dur(double ns)
 {
-	if (ns >= 1e9)
+	/* 999.6 ms is "1 s": three significant digits of ms would print "1e+03 ms" */
+	if (ns >= 999.5e6)
 		return fmt::format("{:.3g} s", ns / 1e9);
-	if (ns >= 1e6)
+	if (ns >= 999.5e3)
 		return fmt::format("{:.3g} ms", ns / 1e6);
-	if (ns >= 1e3)
+	if (ns >= 999.5)
 		return fmt::format("{:.3g} us", ns / 1e3);
 	return fmt::format("{:.0f} ns", ns);
 }
@@ -64,7 +65,8 @@ u32 timelineEvents()
 
 	for (TraceType t : {TraceType::IpiSendCpu, TraceType::IpiSendCpumask, TraceType::UserEnter,
 			    TraceType::UserExit, TraceType::TextPokeBatch, TraceType::Int3Emulate,
-			    TraceType::CtIdleEnter, TraceType::CtIdleExit, TraceType::CtWorkFlush})
+			    TraceType::CtIdleEnter, TraceType::CtIdleExit, TraceType::CtWorkFlush,
+			    TraceType::CsdQueueCpu})
 		m |= kshim::traceBit(t);
 	return m;
 }
@@ -88,6 +90,53 @@ std::string drawSection(const TimelineSection &s, double *height)
 		note += fmt::format("{}{} CPUs, {} to a lane (a mark's title names its CPU)",
 				    note.empty() ? "" : "; ", nr, c.per);
 	layout(c, events);
+
+	/*
+	 * Past timelineMarkLimit marks: the whole run as density over a window
+	 * drawn mark by mark, around a batch near its middle (chooseWindow())
+	 * or its first violation, so that what tells two runs apart (a few
+	 * marks around each batch) is seen; the whole run as density when it
+	 * has no batch.
+	 */
+	unsigned long marks = drawMarks(c, events, nr, true);
+	const std::vector<TraceEvent> *detail = &events;
+	std::vector<TraceEvent> win;
+	std::string over;	/* the overview, under the frame's lanes' */
+	bool density = false;
+	Window w;
+
+	u64 focus = events.empty() ? 0 : events.front().ts + (events.back().ts - events.front().ts) / 2;
+
+	for (const TimelineMark &m : s.marks)
+		focus = &m == &s.marks.front() ? m.ts : std::min(focus, m.ts);
+	w.violation = !s.marks.empty();
+	if (marks > timelineMarkLimit && chooseWindow(events, nr, focus, &w, &win)) {
+		Canvas o = c;
+
+		o.out.clear();
+		c.top += drawOverview(o, events, nr, w);
+		over = o.out;
+		c.drawn = o.drawn;
+		c.t0 = w.t0;
+		c.t1 = std::max(w.t1, w.t0 + 1);
+		layout(c, win);
+		detail = &win;
+		note += fmt::format("{}{} marks, more than {}: {} from +{} of the run's {} drawn in "
+				    "detail, around batch {} of {} ({}); above, the whole run as "
+				    "density", note.empty() ? "" : "; ", marks, timelineMarkLimit,
+				    dur((double)(w.t1 - w.t0)), dur((double)(w.t0 - events.front().ts)),
+				    dur((double)(events.back().ts - events.front().ts)), w.batch,
+				    w.batches,
+				    w.violation ? "nearest the first violation"
+				    : w.deferred ? "near the middle, the one whose deferred work ran "
+						   "soonest"
+						 : "nearest the middle");
+	} else if (marks > timelineMarkLimit) {
+		density = true;
+		note += fmt::format("{}{} marks, more than {}: drawn as density, a bar per lane "
+				    "and pixel column", note.empty() ? "" : "; ", marks,
+				    timelineMarkLimit);
+	}
 	size_t gaps = std::count_if(c.seg.begin(), c.seg.end(), [](const Segment &g) {
 		return g.gap;
 	});
@@ -97,17 +146,20 @@ std::string drawSection(const TimelineSection &s, double *height)
 				    note.empty() ? "" : "; ",
 				    kshim::nOf(gaps, "stretch", "stretches"),
 				    gaps == 1 ? "a break" : "breaks");
-	/* the frame goes first, under the rest: drawn after the marks, it learns their note */
+	/* the frame goes first, under the rest */
 	Canvas frame = c;
 
-	drawSpans(c, events, nr);
-	drawBatches(c, events, nr);
+	drawSpans(c, *detail, nr);
+	drawBatches(c, *detail, nr);
 	drawGaps(c);
-	drawMarks(c, events, nr, &note);
+	if (density)
+		drawDensity(c, *detail, nr);
+	else
+		drawMarks(c, *detail, nr);
 	drawViolations(c, s.marks, nr);
 	*height = drawLegend(c) + 10;
 	drawFrame(frame, nr, s.title, note);
-	return frame.out + c.out;
+	return frame.out + over + c.out;
 }
 
 std::string svgOpen(double h, const std::string &title)

@@ -64,6 +64,13 @@ extern unsigned long timelineMarkLimit;
  */
 void addTimelineGapOption(CLI::App *app, const char *name = "--timeline-gap");
 
+/*
+ * What a cross-call to @func is for, as a timeline tells its IPIs apart: 0
+ * a sync (do_sync_core: a text-poke sync round), 1 a TLB flush
+ * (do_flush_tlb_all, do_kernel_range_flush, flush_tlb_func, ...), 2 other.
+ */
+int timelineIpiKind(const std::string &func);
+
 /* The events a timeline draws (kshim::traceBit()s). */
 u32 timelineEvents();
 

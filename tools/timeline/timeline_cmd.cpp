@@ -101,6 +101,7 @@ bool parseTraceReport(std::istream &in, std::vector<TraceEvent> *events, unsigne
 		{"text_poke_batch", TraceType::TextPokeBatch},
 		{"int3_emulate", TraceType::Int3Emulate}, {"ct_idle_enter", TraceType::CtIdleEnter},
 		{"ct_idle_exit", TraceType::CtIdleExit}, {"ct_work_flush", TraceType::CtWorkFlush},
+		{"csd_queue_cpu", TraceType::CsdQueueCpu},
 	};
 	std::string s;
 	unsigned int lineNo = 0, maxCpu = 0;
@@ -161,6 +162,19 @@ bool parseTraceReport(std::istream &in, std::vector<TraceEvent> *events, unsigne
 			}
 			if (field(info, "nr_entries", &v))
 				e.callsite = std::stoul(v);
+		}
+		/*
+		 * csd_queue_cpu: what the IPI after it is for. The timeline needs
+		 * only the kind of its func= (timelineIpiKind()), kept in @csd + 1
+		 * with no address in @fn (timeline_marks.cpp).
+		 */
+		if (e.type == TraceType::CsdQueueCpu) {
+			std::string func;
+
+			if (!field(info, "cpu", &v) || !field(info, "func", &func))
+				continue;
+			e.target = std::stoi(v);
+			e.csd = (unsigned long)timelineIpiKind(func.substr(0, func.find('+'))) + 1;
 		}
 		if (e.type == TraceType::CtWorkFlush && field(info, "work", &v))
 			e.target = workOf(v);

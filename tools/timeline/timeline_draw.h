@@ -9,8 +9,10 @@
  *	timeline_layout.cpp	the time axis that follows the batches: quiet
  *				stretches drawn as breaks (--timeline-gap)
  *	timeline_bands.cpp	user and idle spans, each batch's phases
- *	timeline_marks.cpp	IPIs, INT3 traps, deferred flushes, lost events and
- *				violations; their density past --max-marks
+ *	timeline_marks.cpp	IPIs (by kind), INT3 traps, deferred flushes, lost
+ *				events and violations; their density
+ *	timeline_window.cpp	past --max-marks: the window drawn in detail, around
+ *				a batch, under an overview of the whole run
  *	timeline_frame.cpp	title, note, lanes, time axis, legend
  *	timeline_sink.cpp	the sinks that feed a picture, the book of sections
  *
@@ -19,7 +21,9 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -65,6 +69,7 @@ constexpr double kGapPx = 36;
 
 struct Canvas {
 	u64 t0, t1;
+	double top = kTop;	/* the first lane's top (px) */
 	double laneH;
 	unsigned int per = 1;	/* CPUs to a lane */
 	unsigned int lanes = 1;
@@ -99,8 +104,33 @@ struct Canvas {
 		*inGap = false;
 		return t0;
 	}
-	double y(int cpu) const { return kTop + (cpu / per) * laneH; }
-	double bottom() const { return kTop + lanes * laneH; }
+	double y(int cpu) const { return top + (cpu / per) * laneH; }
+	double bottom() const { return top + lanes * laneH; }
+};
+
+/*
+ * What an IPI was sent for (timelineIpiKind()), told from the csd_queue_cpu
+ * event its sender wrote for that target before it: the cross-call's func=.
+ */
+enum IpiKind { IPI_SYNC, IPI_TLB, IPI_OTHER, IPI_UNKNOWN, NR_IPI_KINDS };
+struct IpiStyle {
+	const char *name;	/* class "ipi ipi-NAME", the legend's data-kind "ipi-NAME" */
+	const char *label;
+	const char *colour;
+	const char *dash;	/* stroke-dasharray, "none" for solid: told apart in grey too */
+};
+extern const IpiStyle kIpiStyles[NR_IPI_KINDS];
+
+/* The kind of each IPI a sender sends a target: feed it every event in time order. */
+class IpiKinds
+{
+public:
+	void see(const TraceEvent &e);
+	IpiKind of(int from, int to);	/* and forgets that csd */
+
+private:
+	std::map<unsigned long, IpiKind> byFunc_;	/* func address -> kind */
+	std::map<std::pair<int, int>, IpiKind> last_;	/* (sender, target) -> its last csd's */
 };
 
 /* The time axis of @c (c.seg) over the events @ev of c.t0..c.t1 (timeline_layout.cpp). */
@@ -111,9 +141,36 @@ void drawGaps(Canvas &c);
 void drawSpans(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr);
 void drawBatches(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr);
 
-/* The marks (timeline_marks.cpp); drawMarks() may add to *@note. */
-void drawMarks(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr, std::string *note);
+/*
+ * The marks (timeline_marks.cpp), one per kind and pixel column of a lane
+ * (INT3 traps: per triangle's width). drawMarks() returns how many it drew
+ * (@dryRun: would draw, drawing none); drawDensity() draws, per lane and
+ * pixel column, a bar per kind of mark as high as the column's count.
+ */
+unsigned long drawMarks(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr,
+			bool dryRun = false);
+void drawDensity(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr);
 void drawViolations(Canvas &c, const std::vector<TimelineMark> &marks, unsigned int nr);
+
+/*
+ * Past timelineMarkLimit marks (timeline_window.cpp): the window drawn in
+ * detail, around a batch near @focus (the run's middle, or its first model
+ * violation: then the nearest); false when the run has no batch (the whole
+ * run is drawn as density then). @ev's events of the window in *@win, after the
+ * user and idle spans open at its start and each sender's last csd per
+ * target, moved to it.
+ */
+struct Window {
+	bool violation = false;		/* in: @focus is a violation's time */
+	u64 t0 = 0, t1 = 0;
+	unsigned int batch = 0, batches = 0;	/* which batch (from 1), of how many */
+	bool deferred = false;		/* chosen for its deferred work at entry */
+};
+bool chooseWindow(const std::vector<TraceEvent> &ev, unsigned int nr, u64 focus, Window *w,
+		  std::vector<TraceEvent> *win);
+/* The whole run above the window, as density, the window boxed; its height (px). */
+double drawOverview(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr,
+		    const Window &w);
 
 /* What frames the section (timeline_frame.cpp): drawn first, under the rest. */
 void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::string &note);

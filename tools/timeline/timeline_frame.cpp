@@ -106,7 +106,7 @@ void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::
 					     "x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#999\" "
 					     "stroke-width=\"0.5\"/><text x=\"{0:.1f}\" y=\"{3:.1f}\" "
 					     "font-size=\"10\" text-anchor=\"middle\">+{4}</text></g>\n",
-					     x, kTop, c.bottom(), ya, tickLabel(k * step, step, unit));
+					     x, c.top, c.bottom(), ya, tickLabel(k * step, step, unit));
 		}
 	}
 }
@@ -119,14 +119,17 @@ double drawLegend(Canvas &c)
 		if (!c.drawn.count(kind))
 			return;
 		double w = 16 + 6.2 * (double)label.size() + 18;
+		std::string sw = swatch;
 
-		if (x > kLeft && x + w > kWidth - kRight) {	/* the next row */
+		/* the next row; the swatch, drawn where the item was to go, moves with it */
+		if (x > kLeft && x + w > kWidth - kRight) {
+			sw = fmt::format("<g transform=\"translate({:.1f} 20)\">{}</g>", kLeft - x, sw);
 			x = kLeft;
 			y += 20;
 		}
 		c.out += fmt::format("<g class=\"legend\" data-kind=\"{}\">{}<text x=\"{:.1f}\" "
 				     "y=\"{:.1f}\" font-size=\"11\">{}</text></g>\n",
-				     kind, swatch, x + 16, y + 10, esc(label));
+				     kind, sw, x + 16, y + 10, esc(label));
 		x += w;
 	};
 	auto box = [&](const char *fill) {
@@ -143,13 +146,18 @@ double drawLegend(Canvas &c)
 	item("idle", box("#d9d9d9"), "idle");
 	for (const PhaseStyle &p : kPhases)
 		item((std::string("phase-") + p.name).c_str(), box(p.fill), p.label);
-	item("ipi", fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" "
-				"y2=\"{2:.1f}\" stroke=\"#a50f15\"/>", x + 6, y, y + 12), "IPI");
+	for (const IpiStyle &st : kIpiStyles)
+		item((std::string("ipi-") + st.name).c_str(),
+		     fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" "
+				 "y2=\"{2:.1f}\" stroke=\"{3}\" stroke-width=\"1.5\" "
+				 "stroke-dasharray=\"{4}\"/>", x + 6, y, y + 12, st.colour, st.dash),
+		     st.label);
 	item("int3", fmt::format("<path d=\"M{:.1f} {:.1f} l-3 -6 l6 0 z\" fill=\"#cb181d\"/>",
 				 x + 6, y + 10), "INT3 trap");
 	item("flush", fmt::format("<path d=\"M{:.1f} {:.1f} l4 4 l-4 4 l-4 -4 z\" "
-				  "fill=\"#08519c\"/>", x + 6, y + 2), "deferred flush at entry");
-	item("density-ipi", bar("#6a51a3"), "IPIs received per pixel column");
+				  "fill=\"#08519c\"/>", x + 6, y + 2),
+	     "deferred: the IPI's work run at the CPU's next kernel entry");
+	item("density-ipi", bar("#6a51a3"), "IPIs received per pixel column (any kind)");
 	item("density-int3", bar("#cb181d"), "INT3 traps per pixel column");
 	item("density-flush", bar("#08519c"), "deferred flushes per pixel column");
 	item("lost", fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">x</text>",

@@ -90,8 +90,8 @@ void drawGaps(Canvas &c)
 		for (int side = 0; side < 2; side++) {
 			double x = side ? s.x1 - 5 : s.x0 + 5;
 
-			zz[side] = fmt::format("M{:.1f} {:.1f}", x, kTop);
-			for (double y = kTop + 4, k = 1; y <= c.bottom(); y += 4, k = -k)
+			zz[side] = fmt::format("M{:.1f} {:.1f}", x, c.top);
+			for (double y = c.top + 4, k = 1; y <= c.bottom(); y += 4, k = -k)
 				zz[side] += fmt::format(" L{:.1f} {:.1f}", x + 2.5 * k, y);
 		}
 		c.out += fmt::format("<g class=\"gap\" data-ns=\"{}\"><title>{} with no event on any "
@@ -101,9 +101,9 @@ void drawGaps(Canvas &c)
 				     "fill=\"none\"/><path d=\"{}\" stroke=\"#666\" fill=\"none\"/>"
 				     "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" "
 				     "text-anchor=\"middle\" fill=\"#444\">\u2026 {} \u2026</text></g>\n",
-				     s.t1 - s.t0, dur((double)(s.t1 - s.t0)), kGapPx, s.x0 + 5, kTop,
-				     s.x1 - s.x0 - 10, c.bottom() - kTop, zz[0], zz[1],
-				     (s.x0 + s.x1) / 2, kTop - 5, dur((double)(s.t1 - s.t0)));
+				     s.t1 - s.t0, dur((double)(s.t1 - s.t0)), kGapPx, s.x0 + 5, c.top,
+				     s.x1 - s.x0 - 10, c.bottom() - c.top, zz[0], zz[1],
+				     (s.x0 + s.x1) / 2, c.top - 5, dur((double)(s.t1 - s.t0)));
 		c.drawn.insert("gap");
 	}
 }
