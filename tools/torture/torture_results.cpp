@@ -162,13 +162,15 @@ void resultsBegin(const ResultsRun &r)
 	nlohmann::ordered_json j, o, argv;
 	char host[HOST_NAME_MAX + 1] = "", exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *mod = r.module.empty() ? nullptr : realpath(r.module.c_str(), nullptr);
+	char *mod;
 	time_t now = time(nullptr);
 	struct tm tm;
 	char when[32];
 
 	if (fd < 0)
 		return;
+	/* after the check: realpath() allocates, and a run without --results records nothing */
+	mod = r.module.empty() ? nullptr : realpath(r.module.c_str(), nullptr);
 	gethostname(host, sizeof(host) - 1);
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
