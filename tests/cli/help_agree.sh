@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# help_agree.sh POKELAB: every --help in one style, its defaults and ranges
+# the same from command to command (issue 35, item 8; docs/cli.md):
+#  - --help-all on a command that takes boot parameters lists them all.
+# The commands and scenarios are read from the help itself, as
+# help_width.sh does.
+. "$(dirname "$0")/lib.sh"
+
+subcommands() {
+	sed -n '/^Subcommands:$/,/^$/p' | sed -n 's/^  \([a-z][a-z0-9_-]*\) .*/\1/p'
+}
+
+leaves=""
+for c in $("$pokelab" --help | subcommands); do
+	subs=$("$pokelab" "$c" --help | subcommands)
+	if [ -z "$subs" ]; then
+		leaves="$leaves $c"
+		continue
+	fi
+	for s in $subs; do
+		leaves="$leaves $c:$s"
+	done
+done
+[ -n "$leaves" ] || fail "no command in pokelab --help"
+
+n=0
+for l in $leaves; do
+	set -- $(echo "$l" | tr : ' ')
+	# only the commands CLI11 draws (where and port-patch are argparse's)
+	"$pokelab" "$@" --help >"$dir/help" 2>&1 || continue
+	grep -q '^Usage: .*\[OPTIONS\]' "$dir/help" || continue
+	n=$((n + 1))
+
+	# --help-all: the leaf's help, and the boot parameters where it takes them
+	"$pokelab" "$@" --help-all >"$dir/all" 2>&1 || fail "pokelab $* --help-all: exit $?"
+	head -n "$(wc -l <"$dir/help")" "$dir/all" | cmp -s - "$dir/help" ||
+		fail "pokelab $* --help-all does not start with its --help"
+	if grep -q '^  params ' "$dir/help"; then
+		grep -q '^Boot parameters' "$dir/all" ||
+			fail "pokelab $* --help-all: no boot parameters"
+		for p in nr_cpus= nohz_full= pokelab.busted= trace_event=; do
+			grep -q "^  $p" "$dir/all" || fail "pokelab $* --help-all: no $p"
+		done
+		wide=$(awk 'length($0) > 100' "$dir/all")
+		[ -z "$wide" ] || fail "pokelab $* --help-all: lines wider than 100 columns: $wide"
+	fi
+done
+[ $n -ge 8 ] || fail "only $n commands' help read"
+
+echo "the help of $n commands agrees"
+exit 0
