@@ -192,6 +192,36 @@ int refuseWithoutEffect(const CLI::App *leaf)
 	return 0;
 }
 
+/*
+ * One name for a value of one kind, whichever command takes it (docs/cli.md):
+ * a file written is FILE, FILE.svg where it is a picture; a module object to
+ * load FILE.o; a directory DIR. CLI11 names a value by its C++ type and its
+ * check ("TEXT", "TEXT:FILE", "TEXT:FILE.svg"), which differed by command for
+ * the same kind of option.
+ */
+struct ValueName {
+	const char *opt;
+	const char *name;
+};
+
+const ValueName valueNames[] = {
+	{"--trace", "FILE"},	       {"--trace-json", "FILE"}, {"--results", "FILE"},
+	{"--timeline", "FILE.svg"},    {"--plot", "FILE.svg"},	 {"--output", "FILE.svg"},
+	{"--module", "FILE.o"},	       {"--trace-dir", "DIR"},
+};
+
+void nameValues(CLI::App *app)
+{
+	for (const ValueName &v : valueNames) {
+		CLI::Option *o = app->get_option_no_throw(v.opt);
+
+		if (o)
+			o->option_text(std::string(v.name) + (o->get_required() ? " REQUIRED" : ""));
+	}
+	for (CLI::App *sc : app->get_subcommands([](CLI::App *) { return true; }))
+		nameValues(sc);
+}
+
 /* The command chosen, its scenario if it has one: the innermost subcommand parsed. */
 CLI::App *chosenLeaf(CLI::App *app)
 {
@@ -263,6 +293,7 @@ int main(int argc, char **argv)
 			      "parameter where the command takes them");
 	for (const pokelab::Command &c : cmds)
 		c.add(app);
+	pokelab::nameValues(&app);
 
 	app.set_version_flag("--version", std::string("pokelab ") + POKELAB_VERSION);
 

@@ -3,13 +3,24 @@
 #
 # help_agree.sh POKELAB: every --help in one style, its defaults and ranges
 # the same from command to command (issue 35, item 8; docs/cli.md):
-#  - --help-all on a command that takes boot parameters lists them all.
+#  - --help-all on a command that takes boot parameters lists them all;
+#  - a value of one kind has one name: FILE, FILE.svg, FILE.o, DIR, never
+#    CLI11's TEXT:FILE.
 # The commands and scenarios are read from the help itself, as
 # help_width.sh does.
 . "$(dirname "$0")/lib.sh"
 
 subcommands() {
 	sed -n '/^Subcommands:$/,/^$/p' | sed -n 's/^  \([a-z][a-z0-9_-]*\) .*/\1/p'
+}
+
+# option OPT < HELP: OPT's entry, its folded lines joined by one space
+option() {
+	awk -v opt="$1" '
+		$1 == opt || index($1, opt ",") == 1 || index($1, "," opt) { on = 1; s = $0; next }
+		on && /^ {20,}/ { sub(/^ +/, " "); s = s $0; next }
+		on { exit }
+		END { if (s != "") print s }'
 }
 
 leaves=""
@@ -32,6 +43,20 @@ for l in $leaves; do
 	"$pokelab" "$@" --help >"$dir/help" 2>&1 || continue
 	grep -q '^Usage: .*\[OPTIONS\]' "$dir/help" || continue
 	n=$((n + 1))
+
+	# one name per kind of value
+	bad=$(grep -E '^  [^ ].* TEXT:(FILE|DIR)' "$dir/help")
+	[ -z "$bad" ] || fail "pokelab $* --help: a value named by CLI11's type: $bad"
+	for o in --trace --trace-json --results; do
+		e=$(option $o <"$dir/help")
+		[ -z "$e" ] || echo "$e" | grep -Eq "^ +$o FILE " ||
+			fail "pokelab $* --help: $o does not take FILE: $e"
+	done
+	for o in --timeline --plot; do
+		e=$(option $o <"$dir/help")
+		[ -z "$e" ] || echo "$e" | grep -Eq "^ +$o FILE\.svg " ||
+			fail "pokelab $* --help: $o does not take FILE.svg: $e"
+	done
 
 	# --help-all: the leaf's help, and the boot parameters where it takes them
 	"$pokelab" "$@" --help-all >"$dir/all" 2>&1 || fail "pokelab $* --help-all: exit $?"
