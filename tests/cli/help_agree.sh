@@ -5,7 +5,8 @@
 # the same from command to command (issue 35, item 8; docs/cli.md):
 #  - --help-all on a command that takes boot parameters lists them all;
 #  - a value of one kind has one name: FILE, FILE.svg, FILE.o, DIR, never
-#    CLI11's TEXT:FILE.
+#    CLI11's TEXT:FILE;
+#  - --timeline-window has one range, --seconds one type.
 # The commands and scenarios are read from the help itself, as
 # help_width.sh does.
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +58,14 @@ for l in $leaves; do
 		[ -z "$e" ] || echo "$e" | grep -Eq "^ +$o FILE\.svg " ||
 			fail "pokelab $* --help: $o does not take FILE.svg: $e"
 	done
+
+	# one range for --timeline-window, one type for --seconds
+	e=$(option --timeline-window <"$dir/help")
+	[ -z "$e" ] || echo "$e" | grep -q -- '--timeline-window FLOAT:0.001\.\.3600 ' ||
+		fail "pokelab $* --help: --timeline-window's range is not 0.001..3600: $e"
+	e=$(option --seconds <"$dir/help")
+	[ -z "$e" ] || echo "$e" | grep -q -- '--seconds FLOAT:' ||
+		fail "pokelab $* --help: --seconds is not a decimal number: $e"
 
 	# --help-all: the leaf's help, and the boot parameters where it takes them
 	"$pokelab" "$@" --help-all >"$dir/all" 2>&1 || fail "pokelab $* --help-all: exit $?"

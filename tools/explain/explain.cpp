@@ -746,7 +746,7 @@ void addExplain(CLI::App &app)
 		->check(outputFile("--timeline", "FILE.svg"));
 	x->add_option("--timeline-window", opts.timelineWindow,
 		      "Seconds of each machine the timeline keeps, the last ones (default: 10)")
-		->check(decimalNumber(0.001, 3600.0));
+		->check(timelineWindowCheck());
 	addTimelineGapOption(x);
 	x->add_flag("--verbose", opts.verbose,
 		    "Also print the checker's counters (the model's own line) after each machine");

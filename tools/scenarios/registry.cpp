@@ -125,7 +125,7 @@ void addScenarioCommands(CLI::App &app)
 				s.noTimeline ? "Not for this scenario (see --timeline)"
 					     : "Seconds of each machine the timeline keeps, the last "
 					       "ones (default: 10)")
-			->check(decimalNumber(0.001, 3600.0));
+			->check(timelineWindowCheck());
 		addTimelineGapOption(sub);
 		runners.push_back({sub, s.setup(sub)});
 	}
