@@ -6,7 +6,8 @@
 #  - --help-all on a command that takes boot parameters lists them all;
 #  - a value of one kind has one name: FILE, FILE.svg, FILE.o, DIR, never
 #    CLI11's TEXT:FILE;
-#  - --timeline-window has one range, --seconds one type.
+#  - --timeline-window has one range, --seconds one type;
+#  - --cpus says its default, and why where it is not the allowed PUs.
 # The commands and scenarios are read from the help itself, as
 # help_width.sh does.
 . "$(dirname "$0")/lib.sh"
@@ -66,6 +67,14 @@ for l in $leaves; do
 	e=$(option --seconds <"$dir/help")
 	[ -z "$e" ] || echo "$e" | grep -q -- '--seconds FLOAT:' ||
 		fail "pokelab $* --help: --seconds is not a decimal number: $e"
+
+	# --cpus: the common default, or another one with its reason
+	e=$(option --cpus <"$dir/help")
+	if [ -n "$e" ]; then
+		echo "$e" |
+			grep -Eq 'default: the allowed PUs, at least 2\)|default: [^)]*, not [^)]*: ' ||
+			fail "pokelab $* --help: --cpus gives no default, or not why: $e"
+	fi
 
 	# --help-all: the leaf's help, and the boot parameters where it takes them
 	"$pokelab" "$@" --help-all >"$dir/all" 2>&1 || fail "pokelab $* --help-all: exit $?"

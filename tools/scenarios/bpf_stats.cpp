@@ -263,7 +263,8 @@ int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--cpus", optCpus, "Simulated CPUs per machine (CPU 0 patches, the rest "
 			"run the sites; at least 3, so that two CPUs can share a refs line; "
-			"default: 8)")
+			"default: 8, not the allowed PUs: seven CPUs on the refs lines, the size "
+			"docs/reproduction.md shows)")
 		->check(wholeNumber(3, 256));
 	sub->add_option("--flips", optFlips, "Key flips per refs mode, i.e. pairs of one flip per "
 			"mode, two pairs a quad of the ratios (each flip a 164- and a 2-entry "

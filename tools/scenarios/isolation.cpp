@@ -479,7 +479,9 @@ int runBoth(const Common &common)
 
 int (*setup(CLI::App *sub))(const Common &)
 {
-	sub->add_option("--cpus", opts.cpus, "Simulated CPUs, the upper half isolated (default: 4)")
+	sub->add_option("--cpus", opts.cpus,
+			"Simulated CPUs, the upper half isolated (default: 4, not the allowed PUs: "
+			"two housekeeping and two isolated, the size docs/reproduction.md shows)")
 		->check(wholeNumber(3, NR_CPUS));
 	sub->add_option("--isolated", opts.isolated,
 			"Isolated (nohz_full) CPUs, the highest-numbered (default: half)")

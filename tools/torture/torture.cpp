@@ -639,8 +639,9 @@ void addTortureCommand(CLI::App &app)
 			"(not with --duration: the decisions end the run)")
 		->check(wholeNumber(1, 1000000000));
 	cmd->add_option("--cpus", opts.cpus,
-			"Simulated CPUs (default: nr_cpus= if given, else 4 or the PUs if more); "
-			"boot parameter nr_cpus=")
+			"Simulated CPUs (default: the PUs, at least 4, not at least 2 as in demo: "
+			"room for --ct-defer's isolated CPUs beside housekeeping ones); boot "
+			"parameter nr_cpus=")
 		->check(wholeNumber(2, 512));
 	cmd->add_option_function<std::string>("--nohz-full", [](const std::string &v) {
 			opts.nohzFull = v;
