@@ -7,7 +7,9 @@
 #  - a value of one kind has one name: FILE, FILE.svg, FILE.o, DIR, never
 #    CLI11's TEXT:FILE;
 #  - --timeline-window has one range, --seconds one type;
-#  - --cpus says its default, and why where it is not the allowed PUs.
+#  - --cpus says its default, and why where it is not the allowed PUs;
+#  - a scenario does not list an option it only refuses (--timeline of run
+#    alternatives and run recursion, the old --defer of run isolation).
 # The commands and scenarios are read from the help itself, as
 # help_width.sh does.
 . "$(dirname "$0")/lib.sh"
@@ -92,5 +94,12 @@ for l in $leaves; do
 done
 [ $n -ge 8 ] || fail "only $n commands' help read"
 
+# options a scenario only refuses are not listed
+for s in alternatives recursion; do
+	"$pokelab" run "$s" --help | grep -q -- '--timeline' &&
+		fail "pokelab run $s --help lists --timeline, which it refuses"
+done
+"$pokelab" run isolation --help | grep -q -- '--defer' &&
+	fail "pokelab run isolation --help lists --defer (the option is --ct-defer)"
 echo "the help of $n commands agrees"
 exit 0
