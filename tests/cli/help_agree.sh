@@ -9,7 +9,8 @@
 #  - --timeline-window has one range, --seconds one type;
 #  - --cpus says its default, and why where it is not the allowed PUs;
 #  - a scenario does not list an option it only refuses (--timeline of run
-#    alternatives and run recursion, the old --defer of run isolation).
+#    alternatives and run recursion, the old --defer of run isolation);
+#  - "seed" is a random seed only: a scenario reproduces a case.
 # The commands and scenarios are read from the help itself, as
 # help_width.sh does.
 . "$(dirname "$0")/lib.sh"
@@ -101,5 +102,10 @@ for s in alternatives recursion; do
 done
 "$pokelab" run isolation --help | grep -q -- '--defer' &&
 	fail "pokelab run isolation --help lists --defer (the option is --ct-defer)"
+# a seed is a random seed; the kernel result a scenario reproduces is a case
+"$pokelab" run --help-all | grep -n 'seed [0-9][0-9][0-9]' &&
+	fail "pokelab run --help-all calls a case a seed"
+"$pokelab" run isolation --help | grep -q '^case 003: ' ||
+	fail "pokelab run isolation --help does not name its case"
 echo "the help of $n commands agrees"
 exit 0

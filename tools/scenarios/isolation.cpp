@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pokelab run isolation: seed 003, the census of the context-tracking
+ * pokelab run isolation: case 003, the census of the context-tracking
  * IPI-deferral series' cover letter (v5 00/25, v7 00/31).
  *
  * Housekeeping CPUs run an rteval-like load, isolated (nohz_full) CPUs run a

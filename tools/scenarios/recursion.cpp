@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pokelab run recursion (seed 002): bpf bench trig-fentry with the three
+ * pokelab run recursion (case 002): bpf bench trig-fentry with the three
  * recursion guards of bpf_recursion.h, side by side, in bench's output
  * form, then the ratio table beside P. Mohan's arm64 figures and the x86
  * regression the mail reports.

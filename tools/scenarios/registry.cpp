@@ -77,9 +77,9 @@ void Progress::done()
 	open_ = false;
 }
 
-std::string reportHeader(const std::string &seed, const std::string &title)
+std::string reportHeader(const std::string &cases, const std::string &title)
 {
-	return fmt::format("\n== seed {}: {} ==\n{}\n", seed, title, kshim::machineLine());
+	return fmt::format("\n== case {}: {} ==\n{}\n", cases, title, kshim::machineLine());
 }
 
 std::string claimTable(const std::vector<std::vector<std::string>> &rows)
@@ -109,10 +109,10 @@ void addScenarioCommands(CLI::App &app)
 	runCmd->require_subcommand(1);
 	runCmd->add_flag("--quiet", common.quiet, "No progress on stderr");
 	for (const Scenario &s : scenarios()) {
-		/* a scenario of one's own (docs/tutorial.md) may reproduce no seed: "-" */
-		bool seeded = s.seeds && *s.seeds && std::string(s.seeds) != "-";
+		/* a scenario of one's own (docs/tutorial.md) may reproduce no case: "-" */
+		bool reproduces = s.cases && *s.cases && std::string(s.cases) != "-";
 		CLI::App *sub = runCmd->add_subcommand(
-			s.name, seeded ? fmt::format("seed {}: {}", s.seeds, s.help) : s.help);
+			s.name, reproduces ? fmt::format("case {}: {}", s.cases, s.help) : s.help);
 
 		sub->add_flag("--quiet", common.quiet, "No progress on stderr");
 		/*
@@ -137,7 +137,7 @@ void addScenarioCommands(CLI::App &app)
 
 	reproduceCmd = app.add_subcommand(
 		"reproduce", "Run every scenario at a size that takes under a minute (about 25 s "
-			     "on 2 PUs) and print each seed's table");
+			     "on 2 PUs) and print each case's table");
 	reproduceCmd->add_flag("--quiet", common.quiet, "No progress on stderr");
 }
 
