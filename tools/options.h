@@ -54,6 +54,18 @@ inline CLI::Validator decimalNumber(double lo, double hi)
 		fmt::format("{:g}..{:g}", lo, hi));
 }
 
+/*
+ * --timeline-window: the last seconds of a run a timeline keeps, one range
+ * for every command that draws one (docs/cli.md), and the default where a
+ * command has no reason for another (torture's is 1 s, and its help says why).
+ */
+inline constexpr double kTimelineWindow = 10;
+
+inline CLI::Validator timelineWindowCheck()
+{
+	return decimalNumber(0.001, 3600.0);
+}
+
 /* An output file's name: "" is refused ("--trace: \"\": empty file name; expected --trace FILE"). */
 inline CLI::Validator outputFile(const std::string &opt, const std::string &form = "FILE")
 {

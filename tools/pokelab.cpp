@@ -21,6 +21,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <kernel_shim/boot_params.h>
+
 #include "command.h"
 #include "stop.h"
 
@@ -89,9 +91,9 @@ constexpr size_t kOptionColumn = 30;	/* CLI11's description column */
  * Fold one help line at @kHelpColumns. A continuation starts under the
  * line's text column: where a run of two or more spaces after the first
  * word ends (an option's or a subcommand's description, a footer's table),
- * else under the line's own indent.
+ * else under the line's own indent; or at @hang where one is given.
  */
-std::string foldLine(const std::string &line)
+std::string foldLine(const std::string &line, size_t hang = std::string::npos)
 {
 	size_t lead = line.find_first_not_of(' '), col, gap;
 	std::string out, rest = line;
@@ -106,6 +108,8 @@ std::string foldLine(const std::string &line)
 	/* an option whose name fills CLI11's column has one space before its text: column 30 */
 	if (gap == std::string::npos && line[lead] == '-' && line.size() > kOptionColumn)
 		col = kOptionColumn;
+	if (hang != std::string::npos)
+		col = hang;
 	while (rest.size() > kHelpColumns) {
 		size_t cut = rest.rfind(' ', kHelpColumns), next;
 
@@ -189,6 +193,60 @@ int refuseWithoutEffect(const CLI::App *leaf)
 }
 
 /*
+ * One name for a value of one kind, whichever command takes it (docs/cli.md):
+ * a file written is FILE, FILE.svg where it is a picture; a module object to
+ * load FILE.o; a directory DIR. CLI11 names a value by its C++ type and its
+ * check ("TEXT", "TEXT:FILE", "TEXT:FILE.svg"), which differed by command for
+ * the same kind of option.
+ */
+struct ValueName {
+	const char *opt;
+	const char *name;
+};
+
+const ValueName valueNames[] = {
+	{"--trace", "FILE"},	       {"--trace-json", "FILE"}, {"--results", "FILE"},
+	{"--timeline", "FILE.svg"},    {"--plot", "FILE.svg"},	 {"--output", "FILE.svg"},
+	{"--module", "FILE.o"},	       {"--trace-dir", "DIR"},
+};
+
+void nameValues(CLI::App *app)
+{
+	for (const ValueName &v : valueNames) {
+		CLI::Option *o = app->get_option_no_throw(v.opt);
+
+		if (o)
+			o->option_text(std::string(v.name) + (o->get_required() ? " REQUIRED" : ""));
+	}
+	for (CLI::App *sc : app->get_subcommands([](CLI::App *) { return true; }))
+		nameValues(sc);
+}
+
+/* The command chosen, its scenario if it has one: the innermost subcommand parsed. */
+CLI::App *chosenLeaf(CLI::App *app)
+{
+	while (!app->get_subcommands().empty())
+		app = app->get_subcommands().front();
+	return app;
+}
+
+/*
+ * --help-all on a command that takes boot parameters (demo, torture, bench,
+ * explain): after its help, every boot parameter's accepted form, which
+ * --help only hints at ("nr_cpus=N nohz_full=LIST ..."). CLI11's --help-all
+ * shows the subcommands' help too, and a leaf has none: without this it
+ * would print --help's text again.
+ */
+void bootParamsHelp(const CLI::App *leaf)
+{
+	if (!leaf->get_option_no_throw("params"))
+		return;
+	fmt::print("Boot parameters (kernel command-line style, after the options; docs/cli.md):\n");
+	for (const std::string &form : kshim::bootParamForms())
+		fmt::print("{}\n", foldLine("  " + form, 6));
+}
+
+/*
  * The words of @argv that are not options of pokelab itself before the
  * command: "pokelab --cpus 4 demo" is told where options go.
  */
@@ -231,9 +289,11 @@ int main(int argc, char **argv)
 
 	pokelab::setCommandLine(argc, argv);
 	app.require_subcommand(1);
-	app.set_help_all_flag("--help-all", "Show help for every subcommand");
+	app.set_help_all_flag("--help-all", "Show help for every subcommand, and every boot "
+			      "parameter where the command takes them");
 	for (const pokelab::Command &c : cmds)
 		c.add(app);
+	pokelab::nameValues(&app);
 
 	app.set_version_flag("--version", std::string("pokelab ") + POKELAB_VERSION);
 
@@ -293,7 +353,10 @@ int main(int argc, char **argv)
 	} catch (const CLI::CallForHelp &e) {
 		return app.exit(e);
 	} catch (const CLI::CallForAllHelp &e) {
-		return app.exit(e);
+		int ret = app.exit(e);
+
+		pokelab::bootParamsHelp(pokelab::chosenLeaf(&app));
+		return ret;
 	} catch (const CLI::CallForVersion &e) {
 		return app.exit(e);
 	} catch (const CLI::ParseError &e) {
@@ -302,11 +365,7 @@ int main(int argc, char **argv)
 	}
 
 	/* the chosen command, its subcommand if it has one: an option without effect is refused */
-	CLI::App *leaf = &app;
-
-	while (!leaf->get_subcommands().empty())
-		leaf = leaf->get_subcommands().front();
-	if (pokelab::refuseWithoutEffect(leaf))
+	if (pokelab::refuseWithoutEffect(pokelab::chosenLeaf(&app)))
 		return pokelab::kExitUsage;
 
 	/* Before any thread exists: SIGINT, SIGTERM, SIGHUP go to one watcher (stop.h). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Seed 004: the generated alternatives table and one timed pass (see
+ * Case 004: the generated alternatives table and one timed pass (see
  * alt_pass.h).
  */
 #include <algorithm>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Seed 002: a bpf-bench-like trig-fentry benchmark with three recursion
+ * Case 002: a bpf-bench-like trig-fentry benchmark with three recursion
  * guards (see bpf_recursion.h).
  *
  * The trampoline follows kernel/bpf/trampoline.c: __bpf_prog_enter_recur()

@@ -18,13 +18,13 @@ std::string alternativesMachineNote(const kshim::MachineDesc &m, double cpuidAlo
 	if (m.guest)
 		s += fmt::format("CPUID exits to the hypervisor ({:.1f} us a call alone in this "
 				 "run), so the CPUID flavour is the one whose saving has the "
-				 "guest size of the seed's ~3 ms (KVM); ", cpuidAloneNs / 1000.0);
+				 "guest size of the case's ~3 ms (KVM); ", cpuidAloneNs / 1000.0);
 	else
 		s += fmt::format("CPUID does not exit to a hypervisor here ({:.1f} us a call alone "
-				 "in this run), so no row shows the seed's guest size (~3 ms, "
+				 "in this run), so no row shows the case's guest size (~3 ms, "
 				 "KVM); ", cpuidAloneNs / 1000.0);
 	s += fmt::format("{} does not exit, so its saving is of the bare-metal kind (the "
-			 "seed's 63 us). The kernel's own sync_core() never uses CPUID. ",
+			 "case's 63 us). The kernel's own sync_core() never uses CPUID. ",
 			 fastFlavour);
 	s += writer == "alias"
 		     ? "Each write here is a copy through the text's memfd view (tens of ns), "
@@ -32,7 +32,7 @@ std::string alternativesMachineNote(const kshim::MachineDesc &m, double cpuidAlo
 		     : "Each write here is a pwrite() to /proc/self/mem (microseconds), so the "
 		       "pass times are larger than the kernel's; ";
 	s += "the saving is the difference of the two variants and carries over, the absolute "
-	     "pass time does not. The seed's site count is not in the mail; compare the "
+	     "pass time does not. The case's site count is not in the mail; compare the "
 	     "per-site column. The saving is the median of paired differences (± half their "
 	     "interquartile range); where it is smaller than that spread, this run's noise "
 	     "hides it, and 'alone x sites' is the better estimate.\n";
@@ -54,7 +54,7 @@ std::string bpfStatsMachineNote(const kshim::MachineDesc &m, unsigned int cpus)
 		"one line; with\nrefs=percpu only the patcher's publish/drain touches another CPU's "
 		"line. What does not:\nthe latency. False sharing between 240 cores cannot be shown "
 		"on this machine's {}:\na contended line moves between {} at most, so the latency "
-		"ratio here is not the seed's\n3782x{}.\n",
+		"ratio here is not the case's\n3782x{}.\n",
 		where, cores == 1 ? std::string("1 PU") : fmt::format("{} PUs", cores),
 		cpus > m.pus ? ", and the ns-per-call and INT3-share figures include the time a "
 			       "CPU\nthread waits for a PU"

@@ -19,6 +19,7 @@
 #include <asm/sync_core.h>
 #include <kernel_shim/boot.h>
 #include <kernel_shim/boot_cpus.h>
+#include <kernel_shim/boot_params.h>
 #include <kernel_shim/noinstr_check.h>
 #include <kernel_shim/clock.h>
 #include <kernel_shim/busted.h>
@@ -130,6 +131,23 @@ std::string acceptedParams()
 		s += (s.empty() ? "" : ", ") + std::string(p.name);
 	return s;
 }
+
+} /* namespace */
+
+std::vector<std::string> bootParamForms()
+{
+	std::vector<BootParam> t = paramTable();
+	std::vector<std::string> forms;
+
+	std::sort(t.begin(), t.end(), [](const BootParam &a, const BootParam &b) {
+		return std::string_view(a.name) < std::string_view(b.name);
+	});
+	for (const BootParam &p : t)
+		forms.push_back(p.help && *p.help ? p.help : p.name);
+	return forms;
+}
+
+namespace {
 
 int parseCmdline(std::string_view cmdline, std::string &err)
 {

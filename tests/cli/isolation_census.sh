@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# isolation_census.sh POKELAB: a short `pokelab run isolation` (seed 003).
+# isolation_census.sh POKELAB: a short `pokelab run isolation` (case 003).
 # It must exit 0, and the cover letter's pipelines, run here on the traces
 # it kept (filtered to the isolated CPUs), must show do_sync_core CSDs with
 # ct_defer=off and none with v7, do_flush_tlb_all and do_kernel_range_flush

@@ -123,10 +123,11 @@ axis_ok "$dir/t.svg"
 "$pokelab" run bpf-stats --quiet --cpus 4 --flips 4 --timeline "$dir/run.svg" >"$dir/run.out" ||
 	fail "run bpf-stats --timeline failed"
 [ "$(grep -c '<g class="section"' "$dir/run.svg")" -eq 2 ] || fail "run bpf-stats: not 2 sections"
-seed=$("$pokelab" run --help | sed -n 's/^ *bpf-stats  *seed \([0-9/]*\):.*/\1/p')
+# the case of docs/reproduction.md it reproduces (a "seed" is torture's random seed)
+cases=$("$pokelab" run --help | sed -n 's/^ *bpf-stats  *case \([0-9/]*\):.*/\1/p')
 cmd='pokelab run bpf-stats --quiet --cpus 4 --flips 4 --timeline [^<]*run.svg'
-[ -n "$seed" ] && grep -q "<text class=\"command\" [^>]*>$cmd, seed $seed<" "$dir/run.svg" ||
-	fail "run bpf-stats: no command line and seed '$seed' over the sections"
+[ -n "$cases" ] && grep -q "<text class=\"command\" [^>]*>$cmd, case $cases<" "$dir/run.svg" ||
+	fail "run bpf-stats: no command line and case '$cases' over the sections"
 [ "$(grep -c 'class="phase phase-int3"' "$dir/run.svg")" -gt 0 ] || fail "run bpf-stats: no batch"
 rsvg-convert -o "$dir/run.png" "$dir/run.svg" || fail "rsvg-convert cannot render run's timeline"
 

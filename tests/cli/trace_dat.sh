@@ -4,13 +4,13 @@
 # trace_dat.sh POKELAB: one demo run writes its trace as text and as
 # trace.dat; Debian's trace-cmd reads the .dat file and prints exactly the
 # text output (every event, the drops, the symbols), its --cpu and -F
-# filters work, and the seed's census pipelines give the same counts on
+# filters work, and the case's census pipelines give the same counts on
 # both. Then with rings small enough to drop events, the drops are in both
 # where trace-cmd shows them. Needs trace-cmd (tools/install-deps.sh).
 . "$(dirname "$0")/lib.sh"
 command -v trace-cmd >/dev/null || fail "trace-cmd not found: run tools/install-deps.sh"
 
-census() {	# the seed's pipelines: by callback, and by function queued
+census() {	# the case's pipelines: by callback, and by function queued
 	grep callback "$1" | awk '{ print $(NF) }' | sort | uniq -c
 	grep csd_queue "$1" | awk '{ print $(NF-1) }' | sort | uniq -c
 }

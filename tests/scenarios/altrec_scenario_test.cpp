@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Seeds 004 and 002 at test size: the counts behind `pokelab run
+ * Cases 004 and 002 at test size: the counts behind `pokelab run
  * alternatives` (sync_core() calls per pass, identical bytes) and `pokelab
  * run recursion` (hits per guard, misses exactly when provoked). Never
  * times.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The bpf-stats scenario (seeds 000/001) at test size: the 164-site and
+ * The bpf-stats scenario (cases 000/001) at test size: the 164-site and
  * two-site key flips under refs=global and refs=percpu, interleaved flip by
  * flip, asserting counts and orderings only (never times).
  */

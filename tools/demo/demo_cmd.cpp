@@ -319,7 +319,7 @@ void addDemo(CLI::App &app)
 		   "INT3 traps, user/idle spans, deferred flushes (docs/timeline.md)");
 	d->add_option("--timeline-window", opts.timelineWindow,
 		      "Seconds of the run the timeline keeps, the last ones (default: 10)")
-		->check(pokelab::decimalNumber(0.001, 3600.0));
+		->check(pokelab::timelineWindowCheck());
 	pokelab::addTimelineGapOption(d);
 	d->add_option("--refs", opts.refs,
 		      "INT3 handler refcount: percpu (v6.16) or global (v6.15's bp_desc.refs); "

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# refs16.sh [POKELAB]: seeds 000/001 on a machine with 16 real cores, the first
-# place the seed's false sharing of a global refcount can show in latency.
+# refs16.sh [POKELAB]: cases 000/001 on a machine with 16 real cores, the first
+# place the case's false sharing of a global refcount can show in latency.
 # Runs `pokelab run bpf-stats --cpus 16` (refs=global and refs=percpu
 # interleaved flip by flip, one machine per round) and `pokelab bench scale`,
 # and leaves both outputs and the machine's description under $OUT (or

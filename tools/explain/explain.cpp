@@ -731,7 +731,10 @@ void addExplain(CLI::App &app)
 	x->add_option("topic", opts.topic, "The topic (--list shows them)");
 	x->add_flag("--list", opts.list, "List the topics");
 	x->add_flag("--step", opts.step, "Wait for Enter between steps");
-	x->add_option("--cpus", opts.cpus, "Simulated CPUs (default: 4)")->check(wholeNumber(2, 64));
+	x->add_option("--cpus", opts.cpus,
+		      "Simulated CPUs (default: 4, not the allowed PUs: a topic shows the same "
+		      "steps on every host; refs and deferral need 3)")
+		->check(wholeNumber(2, 64));
 	x->add_option("--ct-defer", opts.ctDefer,
 		      "deferral: show only this policy (off, v7, v7-tlbi, v8; default: all four; "
 		      "v8: pokelab's reconstruction of an RFC, not posted code)")
@@ -746,7 +749,7 @@ void addExplain(CLI::App &app)
 		->check(outputFile("--timeline", "FILE.svg"));
 	x->add_option("--timeline-window", opts.timelineWindow,
 		      "Seconds of each machine the timeline keeps, the last ones (default: 10)")
-		->check(decimalNumber(0.001, 3600.0));
+		->check(timelineWindowCheck());
 	addTimelineGapOption(x);
 	x->add_flag("--verbose", opts.verbose,
 		    "Also print the checker's counters (the model's own line) after each machine");

@@ -236,11 +236,11 @@ int topicRefs()
 	    "percpu {}\n", readers(), g, p);
 	say("On 240 cores trapping at once, that line moving between them is what "
 	    "made a 164-site batch take 2.65 s; per-CPU counts made it 702 us "
-	    "(docs/reproduction.md, seed 000/001). This machine cannot show the "
+	    "(docs/reproduction.md, case 000/001). This machine cannot show the "
 	    "latency, only the writes.\n");
 	sayReadNext("arch/x86/kernel/alternative.c: try_get_text_poke_array(), "
 	    "put_text_poke_array(), and the refs publish/drain in "
-	    "smp_text_poke_batch_finish(); `pokelab run bpf-stats` for the seed's "
+	    "smp_text_poke_batch_finish(); `pokelab run bpf-stats` for the case's "
 	    "numbers.\n");
 	return g > p ? 0 : 1;
 }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pokelab run alternatives (seed 004): apply a few thousand alternative
+ * pokelab run alternatives (case 004): apply a few thousand alternative
  * sites with one sync_core() per site (text_poke_early(), upstream) and
  * with one sync_core() per pass under IRQs off (batched, pokelab's
  * experiment: never merged upstream, kernel-map.md 2.5), for every
  * serialising instruction the CPU offers, and set the saving beside the
- * seed's 63 us (bare metal) and ~3 ms (KVM guest).
+ * case's 63 us (bare metal) and ~3 ms (KVM guest).
  */
 #include <algorithm>
 #include <ctime>

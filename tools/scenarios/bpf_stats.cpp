@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pokelab run bpf-stats: seeds 000/001, E. Dumazet's per-CPU INT3 refs
+ * pokelab run bpf-stats: cases 000/001, E. Dumazet's per-CPU INT3 refs
  * (4334336e769b). The 164-site bpf_stats_enabled_key flip and a two-site
  * key flip while every other CPU runs the sites, with the v6.15 global
  * refcount (refs=global) and the v6.16 per-CPU one (refs=percpu),
@@ -37,7 +37,7 @@ namespace pokelab::scenario {
 
 namespace {
 
-const char *const kSeed = "000/001";
+const char *const kCases = "000/001";
 const char *const kTitle = "per-CPU INT3 refs (bpf_stats_enabled_key, 164 sites)";
 
 unsigned int optCpus = 8;
@@ -128,7 +128,7 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 		return ret;
 	cfg.onBooted = [&](const std::string &) {
 		if (header.empty())
-			header = reportHeader(kSeed, kTitle);
+			header = reportHeader(kCases, kTitle);
 		if (!tlret)
 			tlret = timeline.start();
 	};
@@ -263,7 +263,8 @@ int (*setup(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--cpus", optCpus, "Simulated CPUs per machine (CPU 0 patches, the rest "
 			"run the sites; at least 3, so that two CPUs can share a refs line; "
-			"default: 8)")
+			"default: 8, not the allowed PUs: seven CPUs on the refs lines, the size "
+			"docs/reproduction.md shows)")
 		->check(wholeNumber(3, 256));
 	sub->add_option("--flips", optFlips, "Key flips per refs mode, i.e. pairs of one flip per "
 			"mode, two pairs a quad of the ratios (each flip a 164- and a 2-entry "
@@ -282,7 +283,7 @@ int reproduce(const Common &common)
 	return runWith(common, 8, 40, 2);
 }
 
-ScenarioRegistrar registrar({"bpf-stats", kSeed,
+ScenarioRegistrar registrar({"bpf-stats", kCases,
 			     "164-site bpf_stats_enabled_key flip, refs=global vs refs=percpu",
 			     setup, reproduce,
 			     nullptr});

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * pokelab run isolation (seed 003): what one variant measured, and the
+ * pokelab run isolation (case 003): what one variant measured, and the
  * report that compares ct_defer=off with the other policy
  * (isolation_report.cpp). Task context, main thread.
  */

@@ -70,7 +70,7 @@ int isolationReport(const VariantResult &off, const VariantResult &v7, const Iso
 	if (tlbi)
 		tlbClaim = tlbClaim && sumCsdV7 == 0 && sumIpiV7 == 0;
 
-	std::string s = fmt::format("\n== seed 003: IPIs and CSDs to isolated CPUs, "
+	std::string s = fmt::format("\n== case 003: IPIs and CSDs to isolated CPUs, "
 				    "ct_defer=off vs {} ==\n{}\n{}\n",
 				    v7.policy, off.machine, v7.machine);
 	s += fmt::format("pokelab: {:.1f} s per variant, {} CPUs, isolated CPUs in a user loop "

@@ -77,9 +77,9 @@ void Progress::done()
 	open_ = false;
 }
 
-std::string reportHeader(const std::string &seed, const std::string &title)
+std::string reportHeader(const std::string &cases, const std::string &title)
 {
-	return fmt::format("\n== seed {}: {} ==\n{}\n", seed, title, kshim::machineLine());
+	return fmt::format("\n== case {}: {} ==\n{}\n", cases, title, kshim::machineLine());
 }
 
 std::string claimTable(const std::vector<std::vector<std::string>> &rows)
@@ -109,30 +109,35 @@ void addScenarioCommands(CLI::App &app)
 	runCmd->require_subcommand(1);
 	runCmd->add_flag("--quiet", common.quiet, "No progress on stderr");
 	for (const Scenario &s : scenarios()) {
-		/* a scenario of one's own (docs/tutorial.md) may reproduce no seed: "-" */
-		bool seeded = s.seeds && *s.seeds && std::string(s.seeds) != "-";
+		/* a scenario of one's own (docs/tutorial.md) may reproduce no case: "-" */
+		bool reproduces = s.cases && *s.cases && std::string(s.cases) != "-";
 		CLI::App *sub = runCmd->add_subcommand(
-			s.name, seeded ? fmt::format("seed {}: {}", s.seeds, s.help) : s.help);
+			s.name, reproduces ? fmt::format("case {}: {}", s.cases, s.help) : s.help);
 
 		sub->add_flag("--quiet", common.quiet, "No progress on stderr");
-		/* registered for every scenario, so that the refusal can say why */
+		/*
+		 * A scenario with nothing to draw does not list --timeline; it
+		 * takes it only to refuse it saying why (runSelectedScenario()).
+		 */
+		if (s.noTimeline) {
+			sub->add_option("--timeline", common.timeline)->group("");
+			runners.push_back({sub, s.setup(sub)});
+			continue;
+		}
 		sub->add_option("--timeline", common.timeline,
-				s.noTimeline ? std::string("Not for this scenario (refused: ") +
-						       s.noTimeline + ")"
-					     : "Draw every machine the run boots as an SVG timeline, "
-					       "one under the other (docs/timeline.md)");
+				"Draw every machine the run boots as an SVG timeline, one under the "
+				"other (docs/timeline.md)");
 		sub->add_option("--timeline-window", common.timelineWindow,
-				s.noTimeline ? "Not for this scenario (see --timeline)"
-					     : "Seconds of each machine the timeline keeps, the last "
-					       "ones (default: 10)")
-			->check(decimalNumber(0.001, 3600.0));
+				"Seconds of each machine the timeline keeps, the last ones "
+				"(default: 10)")
+			->check(timelineWindowCheck());
 		addTimelineGapOption(sub);
 		runners.push_back({sub, s.setup(sub)});
 	}
 
 	reproduceCmd = app.add_subcommand(
 		"reproduce", "Run every scenario at a size that takes under a minute (about 25 s "
-			     "on 2 PUs) and print each seed's table");
+			     "on 2 PUs) and print each case's table");
 	reproduceCmd->add_flag("--quiet", common.quiet, "No progress on stderr");
 }
 

@@ -38,7 +38,7 @@ struct Common {
 
 struct Scenario {
 	const char *name;	/* "bpf-stats" */
-	const char *seeds;	/* "000/001" */
+	const char *cases;	/* "000/001": the cases of docs/reproduction.md; "-": none */
 	const char *help;	/* one line */
 	/*
 	 * Add this scenario's options to @sub (the "run NAME" subcommand) and
@@ -116,11 +116,11 @@ private:
 };
 
 /*
- * The header every table opens with: "== seed NNN: title ==" and the
+ * The header every table opens with: "== case NNN: title ==" and the
  * machine line (CPUs, PUs, oversubscription, kernel, sync back-end,
  * sync_core flavour) of the booted machine. Call while booted.
  */
-std::string reportHeader(const std::string &seed, const std::string &title);
+std::string reportHeader(const std::string &cases, const std::string &title);
 
 /*
  * A three-column table (kernel figure | pokelab | ratio/count), rows of

@@ -41,10 +41,11 @@ int ScenarioTimeline::open()
 		return 0;
 	std::string title = commandLine();
 
-	/* the title: the command line and the seed (docs/reproduction.md) the scenario runs */
+	/* the title: the command line and the case (docs/reproduction.md) the scenario runs */
 	for (const Scenario &s : scenarios())
-		if (st_->scenario == s.name && s.seeds && *s.seeds)
-			title += fmt::format(", seed {}", s.seeds);
+		if (st_->scenario == s.name && s.cases && *s.cases &&
+		    std::string(s.cases) != "-")
+			title += fmt::format(", case {}", s.cases);
 	if (!st_->book.open(st_->path, title, &err)) {
 		fmt::print(stderr, "pokelab: run {}: --timeline {}: {}\n", st_->scenario, st_->path,
 			   err);

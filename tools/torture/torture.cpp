@@ -623,9 +623,10 @@ void addTortureCommand(CLI::App &app)
 			"violations marked (docs/timeline.md)")
 		->check(outputFile("--timeline", "FILE.svg"));
 	cmd->add_option("--timeline-window", opts.timelineWindow,
-			"Seconds of the run the timeline keeps, the last ones (default: 1, at most "
-			"60: torture's events are many; 10 and 3600 elsewhere)")
-		->check(decimalNumber(0.001, 60.0));
+			"Seconds of the run the timeline keeps, the last ones (default: 1, not 10 "
+			"as elsewhere: torture's CPUs write so many events that each second kept "
+			"takes about 10 MB of memory on 4 CPUs)")
+		->check(timelineWindowCheck());
 	pokelab::addTimelineGapOption(cmd);
 	cmd->add_option_function<unsigned long long>("--seed", [](unsigned long long v) {
 			opts.seed = v;
@@ -638,8 +639,9 @@ void addTortureCommand(CLI::App &app)
 			"(not with --duration: the decisions end the run)")
 		->check(wholeNumber(1, 1000000000));
 	cmd->add_option("--cpus", opts.cpus,
-			"Simulated CPUs (default: nr_cpus= if given, else 4 or the PUs if more); "
-			"boot parameter nr_cpus=")
+			"Simulated CPUs (default: the PUs, at least 4, not at least 2 as in demo: "
+			"room for --ct-defer's isolated CPUs beside housekeeping ones); boot "
+			"parameter nr_cpus=")
 		->check(wholeNumber(2, 512));
 	cmd->add_option_function<std::string>("--nohz-full", [](const std::string &v) {
 			opts.nohzFull = v;

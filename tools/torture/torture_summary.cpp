@@ -147,22 +147,17 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 	else if (opts.ops)
 		fmt::print("decision digest: none: the run stopped early, after {} of {} decisions "
 			   "({} per CPU)\n", decisions, (unsigned long)n * opts.ops, opts.ops);
-	/*
-	 * A run cut short is no verdict of success: what it found stays a
-	 * FAILURE, what it did not is INTERRUPTED, with the counts above.
-	 */
-	if (!success) {
-		/* the kernel functions the violations name, where the port keeps each */
-		std::vector<std::string> named;
+	/* the kernel functions the violations name, where the port keeps each: for the verdict */
+	std::vector<std::string> named;
+	std::string where;
 
-		for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
-			const char *at = kshim::portWhere(v.op);
+	for (const kshim::XmcViolation &v : kshim::xmcViolations()) {
+		const char *at = success ? nullptr : kshim::portWhere(v.op);
 
-			if (!at || std::find(named.begin(), named.end(), v.op) != named.end())
-				continue;
-			named.push_back(v.op);
-			fmt::print("torture: violations in {}(), the port's {}\n", v.op, at);
-		}
+		if (!at || std::find(named.begin(), named.end(), v.op) != named.end())
+			continue;
+		named.push_back(v.op);
+		where += fmt::format("{}{}() at {}", where.empty() ? "; in " : ", ", v.op, at);
 	}
 	bool interrupted = pokelab::stopRequested();
 	std::string why = x.violations ? kshim::nOf(x.violations, "violation") : "";
@@ -173,27 +168,13 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 		why = (why.empty() ? "" : why + " and ") +
 		      fmt::format("the run did not end within {:.0f} s of its --duration (CPUs "
 				  "wedged with no lockup reported)", endBoundNs() / 1e9);
-	if (success && !interrupted && x.lost)
-		fmt::print("torture: SUCCESS, PARTIAL (seed {}): the model judged all but {} past "
-			   "its capacity\n", seedUsed, kshim::nOf(x.lost, "window or value",
-								   "windows or values"));
-	else if (success && !interrupted)
-		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
-	else if (!success && (!why.empty() || !bad.empty() || warns || !interrupted))
-		fmt::print("torture: FAILURE (seed {}): {}\n", seedUsed,
-			   !why.empty()	      ? why
-			   : !bad.empty()     ? "a knob did not end as asked"
-			   : warns ? kshim::nOf(warns, "WARN/BUG report") + " on the console"
-			   : !kshim::xmcEnabled ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
-						: "NOTHING CHECKED: no text was written");
-	if (interrupted)
-		fmt::print("torture: INTERRUPTED after {:.1f} s ({}), seed {}: no verdict on what "
-			   "was not run; {}{} so far\n", secs, pokelab::stopSignalName(), seedUsed,
-			   kshim::nOf(x.violations, "violation"), lockup ? " and a lockup" : "");
-	std::fflush(stdout);
-	std::fflush(stderr);
-	(void)sig;
-	/* the record: rendered while the counts are there, appended once the machine is down */
+	/*
+	 * One verdict line (docs/cli.md). A run cut short is no verdict of
+	 * success: what it found stays a FAILURE, what it did not is
+	 * INTERRUPTED, with the counts above; one that had failed before the
+	 * signal says both on the INTERRUPTED line, which scripts that stop a
+	 * run grep for.
+	 */
 	bool failed = !success && (!why.empty() || !bad.empty() || warns || !interrupted);
 	std::string reason = !failed ? ""
 			     : !why.empty() ? why
@@ -203,6 +184,26 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 				     ? "NOTHING CHECKED: the model is off (pokelab.xmc=0)"
 				     : "NOTHING CHECKED: no text was written";
 
+	if (success && !interrupted && x.lost)
+		fmt::print("torture: SUCCESS, PARTIAL (seed {}): the model judged all but {} past "
+			   "its capacity\n", seedUsed, kshim::nOf(x.lost, "window or value",
+								   "windows or values"));
+	else if (success && !interrupted)
+		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
+	else if (!interrupted)
+		fmt::print("torture: FAILURE (seed {}): {}{}\n", seedUsed, reason, where);
+	else if (failed)
+		fmt::print("torture: INTERRUPTED after {:.1f} s ({}), seed {}: FAILURE in what was "
+			   "run: {}{}; no verdict on what was not\n", secs,
+			   pokelab::stopSignalName(), seedUsed, reason, where);
+	else
+		fmt::print("torture: INTERRUPTED after {:.1f} s ({}), seed {}: no verdict on what "
+			   "was not run; {}{} so far\n", secs, pokelab::stopSignalName(), seedUsed,
+			   kshim::nOf(x.violations, "violation"), lockup ? " and a lockup" : "");
+	std::fflush(stdout);
+	std::fflush(stderr);
+	(void)sig;
+	/* the record: rendered while the counts are there, appended once the machine is down */
 	resultsEnd(failed ? "FAILURE" : interrupted ? "INTERRUPTED" : "SUCCESS", reason,
 		   !failed ? "" : !bad.empty() ? "knob: " + bad[0]
 		   : warns && !x.violations ? fmt::format("console: {}", kshim::nOf(warns,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Seed 004 (batching sync_core() in apply_alternatives()): the tables a
+ * Case 004 (batching sync_core() in apply_alternatives()): the tables a
  * pass patches and one timed pass, shared by `pokelab run alternatives`
  * and its test.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Seed 002 (P. Mohan, "bpf: Optimize recursion detection on arm64", [PM]):
+ * Case 002 (P. Mohan, "bpf: Optimize recursion detection on arm64", [PM]):
  * a bpf-bench-like trig-fentry benchmark. Producer CPUs call a traced
  * function whose fentry "trampoline" brackets a tiny program with one of
  * three recursion guards:

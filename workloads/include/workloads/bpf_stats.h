@@ -16,7 +16,7 @@
 
 namespace pokelab {
 
-/* The number of bpf_prog_run() instances, as in the seed's nr_entries=164. */
+/* The number of bpf_prog_run() instances, as in the case's nr_entries=164. */
 inline constexpr unsigned int kNrBpfSites = 164;
 
 struct BpfStatsConfig {

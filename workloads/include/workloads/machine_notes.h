@@ -14,19 +14,19 @@
 namespace pokelab {
 
 /*
- * Seed 004: why the CPUID and the fast flavour's savings compare with the
- * seed's guest and bare-metal figures. @cpuidAloneNs: one CPUID measured
+ * Case 004: why the CPUID and the fast flavour's savings compare with the
+ * case's guest and bare-metal figures. @cpuidAloneNs: one CPUID measured
  * alone (ns); @fastFlavour: "serialize" or "iret_to_self"; @writer: the text
  * writer of the machine line ("alias" or "procmem").
  */
 std::string alternativesMachineNote(const kshim::MachineDesc &m, double cpuidAloneNs,
 				    const std::string &fastFlavour, const std::string &writer);
 
-/* Seeds 000/001: what carries over to @cpus simulated CPUs on this host. */
+/* Cases 000/001: what carries over to @cpus simulated CPUs on this host. */
 std::string bpfStatsMachineNote(const kshim::MachineDesc &m, unsigned int cpus);
 
 /*
- * Seed 002: what the rows measure on this machine and how the x86 row
+ * Case 002: what the rows measure on this machine and how the x86 row
  * compares with the mail's -30%. @atomicToU8Pct, @x86ToU8Pct: the measured
  * changes from the atomic and the x86 guard to u8[4], in percent (printed as
  * measured; the text follows their signs and the x86 row's size).

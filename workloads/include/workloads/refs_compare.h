@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The bpf-stats scenario's measurement (seeds 000/001, E. Dumazet's per-CPU
+ * The bpf-stats scenario's measurement (cases 000/001, E. Dumazet's per-CPU
  * INT3 refs): the bpf_stats_enabled_key flip plus a two-site key flip while
  * the other CPUs run the sites, under refs=global and refs=percpu
  * interleaved flip by flip on one machine (text_poke_set_refs_mode()

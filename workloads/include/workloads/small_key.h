@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A second static key with exactly two sites, for the seed's small batch
+ * A second static key with exactly two sites, for the case's small batch
  * (smp_text_poke_batch_finish(nr_entries=2), E. Dumazet's 324 -> 519 us).
  */
 #pragma once
