@@ -394,7 +394,7 @@ void text_poke_early(void *addr, const void *opcode, size_t len)
 }
 
 /*
- * userspace: pokelab's experiment of seed 004 (batched sync_core() in
+ * userspace: pokelab's experiment of case 004 (batched sync_core() in
  * apply_alternatives(), never merged): the write half of text_poke_early()
  * alone. The caller has IRQs off and owes a sync_core() followed by
  * pokelab_text_poke_early_synced().

@@ -714,7 +714,7 @@ __noinline void apply_alternatives(struct alt_instr *start, struct alt_instr *en
 }
 
 /*
- * pokelab experiment (seed 004), not a port: the apply_alternatives() pass
+ * pokelab experiment (case 004), not a port: the apply_alternatives() pass
  * with the serialisation made explicit, so that one sync_core() per site
  * (what text_poke_early() does upstream) can be set against one for the
  * whole pass under IRQs off. Batching was proposed but never merged

@@ -97,7 +97,7 @@ void text_poke_early(void *addr, const void *opcode, size_t len);
 
 /*
  * pokelab (not a kernel function): text_poke_early()'s write without its
- * sync_core(), for the batched-sync experiment of seed 004
+ * sync_core(), for the batched-sync experiment of case 004
  * (pokelab_apply_alternatives_pass()). Caller: IRQs off, boot CPU, inside a
  * kshim::xmcOpBegin()/xmcOpEnd() operation, then one sync_core() +
  * pokelab_text_poke_early_synced(). Not async-signal-safe.

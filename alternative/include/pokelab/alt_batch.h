@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * pokelab's experiment for seed 004: apply_alternatives() with one
+ * pokelab's experiment for case 004: apply_alternatives() with one
  * sync_core() per site (text_poke_early(), as upstream) or one sync_core()
  * for the whole pass with IRQs off around it (batched; never merged
  * upstream, see kernel-map.md 2.5), with the serialising instruction chosen
