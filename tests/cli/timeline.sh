@@ -10,22 +10,7 @@
 # the same file; a BUSTED torture run marks its violation on the CPU it names;
 # `run bpf-stats --timeline` draws each of its two machines.
 . "$(dirname "$0")/lib.sh"
-# legend_ok SVG: the legend names every kind of mark drawn, and no kind that is not
-legend_ok() {
-	for k in $(grep -o '<g class="legend" data-kind="[a-z0-9_-]*"' "$1" |
-		   sed 's/.*kind="//; s/"//'); do
-		case $k in
-		phase-*) c="phase $k" ;; density-*) c="density $k" ;; ipi-*) c="ipi $k" ;;
-		*) c=$k ;;
-		esac
-		grep -q "class=\"$c\"" "$1" || fail "$1: legend item $k, but none drawn"
-	done
-	for c in user idle ipi-sync ipi-tlb ipi-other ipi-unknown int3 flush lost violation gap; do
-		case $c in ipi-*) m="ipi $c" ;; *) m=$c ;; esac
-		! grep -q "class=\"$m\"" "$1" || grep -q "<g class=\"legend\" data-kind=\"$c\"" "$1" ||
-			fail "$1: $c drawn, not in the legend"
-	done
-}
+. "$(dirname "$0")/timeline_lib.sh"
 # axis_ok SVG: the time axis is regular: its labels share one unit, and each is a whole
 # multiple of one step, the smallest difference between neighbours (breaks skip ticks)
 axis_ok() {
