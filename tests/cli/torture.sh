@@ -48,14 +48,15 @@ busted)
 		# the run stops at the first violation: the duration bounds only a miss.
 		# A race's window is hit by chance: a run in which the model named
 		# nothing (a SUCCESS, or the port's own BUG_ON() first) is tried again
-		# with the next seed, three seeds at the most (a variant named in 2 of
-		# 3 seeds then misses the row 1 time in 27)
-		for seed in 1 2 3; do
+		# with the next seed, five seeds at the most (a variant named in 2 of
+		# 3 seeds then misses the row 1 time in 243; cr3-loaded-late under
+		# v7-tlbi went unnamed in seeds 1-3 once with the box at load 7-9)
+		for seed in 1 2 3 4 5; do
 			"$pokelab" torture --duration 15 --seed $seed "$@" "pokelab.busted=$name" \
 				>"$out" 2>&1
 			rc=$?
 			grep -qE '^xmc: [A-Za-z0-9 ]+: CPU [0-9]+' "$out" && break
-			[ $seed -eq 3 ] || echo "pokelab.busted=$name: not named with seed $seed (exit $rc)"
+			[ $seed -eq 5 ] || echo "pokelab.busted=$name: not named with seed $seed (exit $rc)"
 		done
 	fi
 	# a fault the kernel itself BUG()s on (a later pass validating what the
@@ -64,10 +65,10 @@ busted)
 		[ $rc -ne 0 ] || fail "pokelab.busted=$name: a crash notice with exit 0"
 	else
 		[ $rc -eq 1 ] || fail "pokelab.busted=$name: expected exit 1, got $rc"
-		grep -q '^torture: FAILURE (seed [123])' "$out" || fail "pokelab.busted=$name: no FAILURE line"
+		grep -q '^torture: FAILURE (seed [1-5])' "$out" || fail "pokelab.busted=$name: no FAILURE line"
 		# one line ends the run, where the port keeps what failed on it (issue 35);
 		# a crash's is written to stdout and to stderr, the same line twice
-		tail -n 1 "$out" | grep -q '^torture: FAILURE (seed [123]): ' ||
+		tail -n 1 "$out" | grep -q '^torture: FAILURE (seed [1-5]): ' ||
 			fail "pokelab.busted=$name: the last line is not the FAILURE line"
 		ends=$(grep '^torture: \(violations in\|FAILURE\)' "$out" | sort -u | wc -l)
 		[ "$ends" -eq 1 ] ||
