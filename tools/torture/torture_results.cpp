@@ -86,8 +86,15 @@ bool ours(int f, off_t size, std::string *why)
 	ssize_t n;
 	char *nl;
 
-	if (size == 0)
-		return true;
+	/* a size of 0 may be a pseudo-file's (/proc, /sys): empty only if nothing reads */
+	if (size == 0) {
+		n = pread(f, buf, 1, 0);
+		if (n == 0)
+			return true;
+		*why = n < 0 ? strerror(errno)
+			     : "a pseudo-file (its size reads 0, yet it has content: /proc or /sys?)";
+		return false;
+	}
 	n = pread(f, buf, sizeof(buf), 0);
 	if (n <= 0) {
 		*why = n < 0 ? strerror(errno) : "cannot read it";

@@ -190,6 +190,10 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 								   "windows or values"));
 	else if (success && !interrupted)
 		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
+	else if (!interrupted && !kshim::xmcEnabled && why.empty() && bad.empty() && !warns)
+		/* nothing went wrong that anything saw, and the judge was off: no verdict */
+		fmt::print("torture: NOTHING CHECKED (seed {}): the model is off (pokelab.xmc=0)\n",
+			   seedUsed);
 	else if (!interrupted)
 		fmt::print("torture: FAILURE (seed {}): {}{}\n", seedUsed, reason, where);
 	else if (failed)
