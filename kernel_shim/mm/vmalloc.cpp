@@ -138,11 +138,19 @@ void vfree(const void *addr)
 			return;
 		n = it->second;
 		BUG_ON(mprotect((void *)a, n * kPage, PROT_NONE));
+		/*
+		 * MODEL: vunmap clears the PTEs, before the area goes on the
+		 * lazy list: a purge that takes it from there flushes after
+		 * the change, as the kernel's (vunmap_range_noflush() comes
+		 * before free_vmap_area_noflush()).
+		 */
+		kshim::tlbKernelRangeCleared(a, a + n * kPage);
 		std::fill_n(pages.begin() + (a - space) / kPage, n, Lazy);
 		lazyPages += n;
 		over = lazyPages > kLazyMaxPages;
 	}
-	kshim::tlbKernelRangeCleared(a, a + n * kPage);	/* MODEL: vunmap clears the PTEs */
+	if (unlikely(kshim::vfreeLazyHook))	/* userspace: test hook */
+		kshim::vfreeLazyHook(addr);
 	/* free_vmap_area_noflush(): after this point, the area may be freed at any time */
 	if (unlikely(over))
 		schedule_work(&drain_vmap_work);
@@ -155,6 +163,8 @@ void vm_unmap_aliases(void)
 }
 
 namespace kshim {
+
+void (*vfreeLazyHook)(const void *addr);
 
 /* Port of _vm_unmap_aliases(), mm/vmalloc.c (no vmap blocks: no per-CPU vb queues) */
 void vmUnmapAliases(unsigned long start, unsigned long end, bool flush)

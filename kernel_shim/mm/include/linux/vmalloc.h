@@ -58,6 +58,13 @@ void vmUnmapAliases(unsigned long start, unsigned long end, bool flush);
  */
 bool vmapDrainFlush();
 
+/*
+ * Test hook, NULL but in tests: called by vfree() with the area on the
+ * lazy list (a purge on another CPU may take it from then on), before
+ * vfree() returns. Task context, no lock held.
+ */
+extern void (*vfreeLazyHook)(const void *addr);
+
 /* Pages on the lazy list now, purges since the process began, and kworker drains among them. */
 unsigned long vmapLazyPages() noexcept;
 unsigned long vmapPurges() noexcept;
