@@ -109,7 +109,8 @@ int runAll()
 		fmt::print("| {} | {} | {} | {:.3f} | {} | {} |\n", r.bench, r.ours, r.raw, r.ratio,
 			   r.goal, r.goal == "-" ? "-" : !r.unjudged.empty()
 			   ? "not judged: " + r.unjudged : r.met ? "yes" : "no");
-	fmt::print("\nbench all: {} rows in {:.1f} s; ratios are medians over {} iterations\n",
+	fmt::print("\nbench all: {} rows in {:.1f} s; a ratio is the median of {} per-iteration "
+		   "ratios (both sides timed back to back), not ours over raw of the medians\n",
 		   rows.size(), (kshim::clockNs() - t0) / 1e9, o.iters);
 	if (stopRequested()) {
 		fmt::print("bench all: interrupted ({}); the benchmarks after it did not run\n",
