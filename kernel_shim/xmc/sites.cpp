@@ -119,21 +119,20 @@ void xmcIntent(const void *addr, const void *bytes, size_t len, const void *emul
 	unsigned long a = (unsigned long)addr;
 	unsigned int l = (unsigned int)std::min<size_t>(len, kSiteMax);
 	IntentMap::iterator it;
-	Intent in{};
 
 	if (!xmcEnabled)
 		return;
 	/* R7: the request against the site's table (a key's entry, a static call's site) */
 	checkRequest(a, (const u8 *)bytes, l);
-	/* a batch is queued in address order (text_poke_addr_ordered()): look at the end first */
-	it = queuedIntents.end();
-	if (!queuedIntents.empty() && std::prev(it)->first >= a)
-		it = queuedIntents.lower_bound(a);
+	it = queuedIntents.lower_bound(a);
 	if (it == queuedIntents.end() || it->first != a) {
 		/* the usual case, built in place */
 		fillIntent(queuedIntents.emplace_hint(it, a)->second, a, l, bytes, emulate);
 		return;
 	}
+
+	Intent in{};
+
 	fillIntent(in, a, l, bytes, emulate);
 	if (it->second.len == in.len) {
 		/* the site queued again: the last request wins, the earlier ones stay valid */

@@ -221,8 +221,11 @@ public:
 	void clear() { v_.clear(); }
 	void swap(IntentMap &o) { v_.swap(o.v_); }
 
+	/* the end at once for an address past the last: a batch queues in address order */
 	iterator lower_bound(unsigned long a)
 	{
+		if (v_.empty() || v_.back().first < a)
+			return v_.end();
 		return std::lower_bound(v_.begin(), v_.end(), a,
 					[](const value_type &e, unsigned long k) { return e.first < k; });
 	}
@@ -234,7 +237,7 @@ public:
 	/* @a's intent, value-initialised if it had none */
 	Intent &operator[](unsigned long a)
 	{
-		iterator it = !v_.empty() && v_.back().first < a ? v_.end() : lower_bound(a);
+		iterator it = lower_bound(a);
 
 		if (it == v_.end() || it->first != a)
 			it = emplace_hint(it, a);
