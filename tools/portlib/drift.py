@@ -81,18 +81,20 @@ class Comment:
 		return bool(MARKER_RE.match(self.text))
 
 
+def read_source(path):
+	try:
+		with open(path, encoding='utf-8', errors='replace') as f:
+			return f.read()
+	except OSError as e:
+		raise Usage('%s: cannot read it: %s' % (path, e.strerror))
+
+
 class Source:
 	"""One C or C++ file as tokens (comments apart) with line numbers."""
 
 	def __init__(self, path, rel, text=None):
 		self.path, self.rel = path, rel
-		if text is None:
-			try:
-				with open(path, encoding='utf-8', errors='replace') as f:
-					text = f.read()
-			except OSError as e:
-				raise Usage('%s: cannot read it: %s' % (path, e.strerror))
-		self.text = text
+		text = self.text = read_source(path) if text is None else text
 		self.toks, self.comments = [], []
 		line, space, bol, pp, npp = 1, False, True, None, 0
 		for m in TOKEN_RE.finditer(text):
@@ -562,7 +564,12 @@ def scan_port(root):
 		for f in sorted(files):
 			if f.endswith(SOURCE_EXT):
 				p = os.path.join(d, f)
-				srcs.append(Source(p, os.path.relpath(p, root)))
+				text = read_source(p)
+				# a comment's text keeps its words: a file without the
+				# word has no Port-of comment, and most files are not
+				# read as tokens (a port-patch run reads the tree twice)
+				if 'Port' in text:
+					srcs.append(Source(p, os.path.relpath(p, root), text))
 	ports = []
 	for s in srcs:
 		for c in s.comments:
