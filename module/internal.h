@@ -26,6 +26,21 @@ extern struct blocking_notifier_head module_notify_list;
 extern wait_queue_head_t module_wq;
 
 /*
+ * The lowest and highest address of any module's memory, loaded or gone:
+ * __module_address() answers NULL at once outside them. Written under
+ * module_mutex, read without it (READ_ONCE()); they only widen.
+ * userspace: no latch tree beside them (the list is an array, walked), and
+ * no data_addr_min/max (x86 has no CONFIG_ARCH_WANTS_MODULES_DATA_IN_VMALLOC).
+ */
+/* Port of struct mod_tree_root, kernel/module/internal.h, v7.3 */
+struct mod_tree_root {
+	unsigned long addr_min;
+	unsigned long addr_max;
+};
+
+extern struct mod_tree_root mod_tree;
+
+/*
  * A section's place in the layout, kept in its sh_entsize while the module
  * is laid out: the memory type in the top bits, the offset in that type's
  * memory below (layout_sections(), move_module()).

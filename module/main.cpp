@@ -923,6 +923,35 @@ int module_patient_check_exists(const char *name,
 	return -EBUSY;
 }
 
+/*
+ * Port of __mod_update_bounds(), kernel/module/main.c, v7.3, under
+ * module_mutex. userspace: WRITE_ONCE(), __module_address() reads them
+ * without the lock; no data bounds (see struct mod_tree_root)
+ */
+static void __mod_update_bounds(enum mod_mem_type type, void *base, unsigned int size,
+				struct mod_tree_root *tree)
+{
+	unsigned long min = (unsigned long)base;
+	unsigned long max = min + size;
+
+	(void)type;	/* userspace: only CONFIG_ARCH_WANTS_MODULES_DATA_IN_VMALLOC reads it */
+	if (min < tree->addr_min)
+		WRITE_ONCE(tree->addr_min, min);
+	if (max > tree->addr_max)
+		WRITE_ONCE(tree->addr_max, max);
+}
+
+/* Port of mod_update_bounds(), kernel/module/main.c, v7.3 */
+static void mod_update_bounds(struct module *mod)
+{
+	for_each_mod_mem_type(type) {
+		struct module_memory *mod_mem = &mod->mem[type];
+
+		if (mod_mem->size)
+			__mod_update_bounds(type, mod_mem->base, mod_mem->size, &mod_tree);
+	}
+}
+
 /* Port of add_unformed_module(), kernel/module/main.c, v7.3: on the list, one of each name */
 int add_unformed_module(struct module *mod)
 {
@@ -935,7 +964,8 @@ int add_unformed_module(struct module *mod)
 	if (err)
 		goto out;
 
-	/* userspace: the array of linux/module.h: no bounds or tree; it may be full */
+	mod_update_bounds(mod);
+	/* userspace: the array of linux/module.h for list and tree; it may be full */
 	err = kshim::moduleListAdd(mod);
 
 out:

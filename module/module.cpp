@@ -24,6 +24,12 @@ DEFINE_MUTEX(module_mutex);
 BLOCKING_NOTIFIER_HEAD(module_notify_list);
 DECLARE_WAIT_QUEUE_HEAD(module_wq);
 
+/* Port of mod_tree, kernel/module/main.c, v7.3 (no __cacheline_aligned) */
+struct mod_tree_root mod_tree = {
+	.addr_min = -1UL,
+	.addr_max = 0,
+};
+
 namespace {
 
 std::atomic<struct module *> modules[MAX_MODULES];
@@ -78,8 +84,15 @@ struct module *__module_address(unsigned long addr)
 {
 	struct module *mod;
 
-	/* userspace: no mod_tree bounds to check first: the walk is the lookup */
+	/* userspace: READ_ONCE(), the bounds widen under module_mutex as we read */
+	if (addr >= READ_ONCE(mod_tree.addr_min) && addr <= READ_ONCE(mod_tree.addr_max))
+		goto lookup;
 
+	/* userspace: no data bounds (x86 keeps module data beside its text) */
+
+	return NULL;
+
+lookup:
 	mod = mod_find(addr);	/* userspace: the array's walk (mod_find() above) */
 	if (mod) {
 		/*

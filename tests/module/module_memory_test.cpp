@@ -13,6 +13,7 @@
 /* gtest first: it spells __attribute__((noinline)), which linux/compiler.h redefines */
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <vector>
@@ -128,6 +129,43 @@ TEST_F(ModuleMemory, EveryTypeOverAPage)
 			EXPECT_EQ(pagePerms(base + off), "") << "a page of the module left mapped";
 		EXPECT_FALSE(is_module_address(base + size - 1));
 	}
+}
+
+/*
+ * __module_address() answers outside the bounds of all module memory at
+ * once (mod_tree.addr_min/addr_max, kernel/module/main.c) and looks inside
+ * them: every byte at the edges of each type is its module's, the bytes
+ * just outside the lowest and highest are no module's, and once the module
+ * is gone nothing of it is found, though the bounds stay wide.
+ */
+TEST_F(ModuleMemory, LookupAtTheEdgesOfEveryType)
+{
+	struct module *mod = nullptr;
+	std::string err;
+	unsigned long lo = -1UL, hi = 0;
+
+	ASSERT_EQ(load_module_file(modPath("pokelab_big_mod"), &mod, &err), 0) << err;
+	for_each_mod_mem_type(type) {
+		const struct module_memory *m = &mod->mem[type];
+		unsigned long base = (unsigned long)m->base;
+
+		if (!m->size)
+			continue;
+		EXPECT_EQ(__module_address(base), mod) << type;
+		EXPECT_EQ(__module_address(base + m->size - 1), mod) << type;
+		lo = std::min(lo, base);
+		hi = std::max(hi, base + m->size);
+	}
+	ASSERT_LT(lo, hi);
+	EXPECT_EQ(__module_address(lo - 1), nullptr);
+	EXPECT_EQ(__module_address(hi), nullptr);
+	EXPECT_EQ(__module_address(0), nullptr);
+	EXPECT_EQ(__module_address(-1UL), nullptr);
+	EXPECT_EQ(__module_address((unsigned long)&__module_address), nullptr)
+		<< "the program's own text";
+	ASSERT_EQ(delete_module(mod), 0);
+	EXPECT_EQ(__module_address(lo), nullptr);
+	EXPECT_EQ(__module_address(hi - 1), nullptr);
 }
 
 } /* namespace */
