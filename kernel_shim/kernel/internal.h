@@ -28,7 +28,7 @@
 namespace kshim {
 
 /*
- * A report's names for a place in the source (lockdep.cpp, watchdog.cpp):
+ * A report's names for a place in the source (lockdep.cpp, watchdog_checks.cpp):
  * __FILE__ without the build directory's leading "../", and a function's
  * bare name from std::source_location's "void foo(int)" or __func__'s "foo".
  * Task context (they allocate): never from a signal handler.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The lockup detectors (kernel_shim/kernel/watchdog.cpp, lockdep.cpp and
+ * The lockup detectors (kernel_shim/kernel/watchdog.cpp and watchdog_checks.cpp, lockdep.cpp and
  * rcu.cpp; docs/testing.md, "Lockup detectors").
  *
  * CUSTOM: kernel/watchdog.c's soft-lockup detector, kernel/hung_task.c,
