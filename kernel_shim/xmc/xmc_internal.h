@@ -72,12 +72,17 @@ struct Write {
  * INT3 batch, what its caller asked smp_text_poke_batch_add() for; for any
  * other write, what that write wrote.
  */
+/*
+ * The byte arrays are read only up to @len, @nalt and @hasEmu and are left
+ * uninitialised by IntentMap's insert (zeroing all 176 bytes per site was
+ * two thirds of its cost); the scalars start at 0.
+ */
 struct Intent {
-	unsigned long addr;
-	unsigned int len;
+	unsigned long addr = 0;
+	unsigned int len = 0;
 	u8 bytes[kSiteMax];
 	/* the same site queued again in one batch: the earlier requests, also valid */
-	unsigned int nalt;
+	unsigned int nalt = 0;
 	u8 alt[3][kSiteMax];
 	/*
 	 * The instruction the caller asked the INT3 handler to emulate instead
@@ -85,7 +90,7 @@ struct Intent {
 	 * __static_call_return0" for the xor form). Recorded, not believed: R5
 	 * holds the handler to emulatedAs(), the model's own reading.
 	 */
-	bool hasEmu;
+	bool hasEmu = false;
 	u8 emu[kSiteMax];
 	/*
 	 * R1's memory of the site's windows it decided, the last few inline
@@ -205,10 +210,18 @@ struct ByteIndex {
  * last until the next insert (intentsChanged() says so to the lookups'
  * caches). Only the writer (text_mutex holder) touches it.
  */
+/* One site's intent under its address; the intent's arrays left as they come (see Intent). */
+struct IntentEntry {
+	unsigned long first;
+	Intent second;
+
+	explicit IntentEntry(unsigned long a) : first(a) {}
+};
+
 class IntentMap
 {
 public:
-	using value_type = std::pair<unsigned long, Intent>;
+	using value_type = IntentEntry;
 	using iterator = std::vector<value_type>::iterator;
 	using const_iterator = std::vector<value_type>::const_iterator;
 
@@ -234,7 +247,7 @@ public:
 		return std::upper_bound(v_.begin(), v_.end(), a,
 					[](unsigned long k, const value_type &e) { return k < e.first; });
 	}
-	/* @a's intent, value-initialised if it had none */
+	/* @a's intent, a new one if it had none */
 	Intent &operator[](unsigned long a)
 	{
 		iterator it = lower_bound(a);
@@ -243,11 +256,10 @@ public:
 			it = emplace_hint(it, a);
 		return it->second;
 	}
-	/* a value-initialised intent for @a, which has none, at @pos: lower_bound(@a) */
+	/* a new intent for @a, which has none, at @pos: lower_bound(@a) */
 	iterator emplace_hint(iterator pos, unsigned long a)
 	{
-		return v_.emplace(pos, std::piecewise_construct, std::forward_as_tuple(a),
-				  std::forward_as_tuple());
+		return v_.emplace(pos, a);
 	}
 
 private:
