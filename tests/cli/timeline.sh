@@ -5,9 +5,9 @@
 # (docs/timeline.md). The demo's SVG must render with rsvg-convert, hold one
 # lane per CPU and, for every batch of the run's trace, its four phases;
 # its IPI arrows must add up to the IPIs the trace sent (40 CPUs: 2 to a
-# lane, with a note); the picture drawn
-# back from the text trace and from the trace.dat of the same run must be
-# the same file; a BUSTED torture run marks its violation on the CPU it names;
+# lane, with a note); the picture drawn back from the text trace and from
+# the trace.dat of the same run must be the same file; a BUSTED torture
+# run marks its violation on the CPU it names;
 # `run bpf-stats --timeline` draws each of its two machines.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/timeline_lib.sh"
@@ -78,8 +78,9 @@ sum() {	# sum KIND: the data-n of the density paths of KIND
 traps=$(grep -c ' int3_emulate:' "$dir/t.txt")	# none with the default trace_event=
 [ "$(sum int3)" -eq "$traps" ] ||
 	fail "density: $(sum int3) INT3 traps drawn, $traps in the trace"
-grep -q 'marks, more than 10: .* drawn in detail, around batch .*; above, the whole run as density' \
-	"$dir/dn.svg" || fail "density: no note"
+header "$dir/dn.svg" note |
+	grep -q 'marks, more than 10: .* drawn in detail, around batch .*; above, the whole run as' ||
+	fail "density: no note"
 legend_ok "$dir/dn.svg"
 rsvg-convert -o "$dir/dn.png" "$dir/dn.svg" || fail "rsvg-convert cannot render the density"
 # a BUSTED torture run: its violation is marked on the CPU the model names
@@ -121,7 +122,8 @@ rsvg-convert -o "$dir/run.png" "$dir/run.svg" || fail "rsvg-convert cannot rende
 	fail "demo --cpus 40 --timeline failed"
 [ "$(grep -c '<g class="lane" data-cpu="[0-9]*" data-cpus="2">' "$dir/g.svg")" -eq 20 ] ||
 	fail "40 CPUs: not 20 lanes of 2"
-grep -q '40 CPUs, 2 to a lane' "$dir/g.svg" || fail "40 CPUs: no note on the grouped lanes"
+header "$dir/g.svg" note | grep -q '40 CPUs, 2 to a lane' ||
+	fail "40 CPUs: no note on the grouped lanes"
 rsvg-convert -o "$dir/g.png" "$dir/g.svg" || fail "rsvg-convert cannot render the grouped timeline"
 # No break inside a batch: a phase 1 of 20 ms with no event in it is drawn to scale, the
 # 80 ms between the two batches is the one break (its phase bar is never cut by a gap)
@@ -170,7 +172,7 @@ ns=$(grep -o '<g class="gap" data-ns="[0-9]*"' "$dir/sk.svg" | sed 's/.*ns="//; 
 [ -n "$ns" ] && [ "$ns" -ge 20000000 ] || fail "explain timeline: no break of 20 ms or more ($ns)"
 ell=$(printf '\342\200\246')
 grep -q ">$ell [0-9.]* ms $ell<" "$dir/sk.svg" || fail "explain timeline: no '... N ms ...' label"
-grep -q 'with no event drawn as \(a break\|breaks\) (not to scale)' "$dir/sk.svg" ||
+header "$dir/sk.svg" note | grep -q 'with no event drawn as \(a break\|breaks\) (not to scale)' ||
 	fail "explain timeline: the note does not say time was compressed"
 legend_ok "$dir/sk.svg"
 axis_ok "$dir/sk.svg"
