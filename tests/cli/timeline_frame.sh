@@ -5,7 +5,9 @@
 # title and a note wider than the picture wrap to its width, in as many
 # lines as they need, and the lanes start under the last one: a demo of
 # 128 CPUs, every other one isolated, has a command line and a machine
-# line of a few hundred characters.
+# line of a few hundred characters. Past --max-marks, the overview strip's
+# rows are labelled with their CPUs as the lanes are (one CPU to a row, or
+# four), and the strip with the span of the run it draws.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/timeline_lib.sh"
 command -v rsvg-convert >/dev/null || fail "rsvg-convert missing (tools/install-deps.sh)"
@@ -41,5 +43,33 @@ lane=$(grep -o '<g class="lane" data-cpu="0" [^>]*><rect [^>]*y="[0-9.]*"' "$dir
 	sed 's/.*y="//; s/"//')
 [ -n "$last" ] && [ -n "$lane" ] && awk -v a="$last" -v b="$lane" 'BEGIN { exit !(b > a + 4) }' ||
 	fail "the first lane (y $lane) does not start under the note's last line (y $last)"
-echo "timeline frame: $(wc -l <"$dir/title") title and $(wc -l <"$dir/note") note lines"
+
+# 2. The overview strip: its rows labelled as the lanes, the strip with the run's span
+"$pokelab" demo --cpus 4 --flips 3 --nohz-full 3 --trace "$dir/t.txt" >"$dir/t.out" 2>&1 ||
+	fail "demo --trace failed"
+for c in "t:4:1" "h:32:4"; do
+	f=${c%%:*} rows=$(echo "$c" | cut -d: -f2) per=${c##*:}
+	"$pokelab" timeline "$dir/$f.txt" -o "$dir/$f-dn.svg" --max-marks 10 >"$dir/$f-dn.out" ||
+		fail "timeline $f.txt --max-marks 10 failed"
+	rsvg-convert -o "$dir/$f-dn.png" "$dir/$f-dn.svg" || fail "rsvg-convert: $f-dn.svg"
+	grep -q '<rect class="window" ' "$dir/$f-dn.svg" || fail "$f-dn.svg: no overview"
+	# each row: its first CPU, how many, its label
+	grep -o '<g class="overview-lane" data-cpu="[0-9]*" data-cpus="[0-9]*">.*</g>' \
+		"$dir/$f-dn.svg" |
+		sed 's/.*data-cpu="\([0-9]*\)" data-cpus="\([0-9]*\)".*>\([^<]*\)<\/text><\/g>$/\1 \2 \3/' \
+		>"$dir/rows"
+	awk -v per="$per" '{ want = per == 1 ? "CPU " $1 : "CPUs " $1 "-" $1 + per - 1
+			     if ($2 != per || substr($0, index($0, $3)) != want || $1 != (NR - 1) * per)
+				{ print "row " NR ": " $0 ", expected " want; bad = 1 } }
+			   END { exit bad || NR == 0 }' "$dir/rows" >"$dir/rows.out" ||
+		fail "$f-dn.svg: overview rows not labelled as the lanes: $(head -3 "$dir/rows.out")"
+	[ "$(wc -l <"$dir/rows")" -eq "$rows" ] ||
+		fail "$f-dn.svg: $(wc -l <"$dir/rows") overview rows labelled, $rows lanes"
+	# the strip spans the run the note gives
+	run=$(header "$dir/$f-dn.svg" note | sed -n "s/.* of the run's \([0-9.]* [mun]*s\) drawn.*/\1/p")
+	[ -n "$run" ] && grep -q "<text class=\"overview-title\" [^>]*>the whole run, +0 to +$run, " \
+		"$dir/$f-dn.svg" || fail "$f-dn.svg: the strip is not labelled with the run's +0 to +$run"
+done
+echo "timeline frame: $(wc -l <"$dir/title") title and $(wc -l <"$dir/note") note lines;" \
+     "the overview's rows labelled"
 exit 0

@@ -187,6 +187,8 @@ Header layoutHeader(const std::string &title, const std::string &note);
 
 /* What frames the section (timeline_frame.cpp): drawn first, under the rest. */
 void drawFrame(Canvas &c, unsigned int nr, const Header &h);
+/* A lane's label, as the lanes and the overview's rows show it: "CPU 3", "CPUs 0-1". */
+std::string laneName(const Canvas &c, unsigned int lane, unsigned int nr);
 double drawLegend(Canvas &c);
 
 } /* namespace pokelab::timeline_svg */

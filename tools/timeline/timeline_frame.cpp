@@ -146,6 +146,13 @@ std::vector<std::string> wrap(TextWidth &tw, const std::string &s, double size, 
 
 } /* namespace */
 
+std::string laneName(const Canvas &c, unsigned int lane, unsigned int nr)
+{
+	unsigned int first = lane * c.per, last = std::min(nr, first + c.per) - 1;
+
+	return first == last ? fmt::format("CPU {}", first) : fmt::format("CPUs {}-{}", first, last);
+}
+
 Header layoutHeader(const std::string &title, const std::string &note)
 {
 	const double width = kWidth - kLeft - kRight;
@@ -189,8 +196,7 @@ void drawFrame(Canvas &c, unsigned int nr, const Header &h)
 	}
 	for (unsigned int lane = 0; lane < c.lanes; lane++) {
 		unsigned int first = lane * c.per, last = std::min(nr, first + c.per) - 1;
-		std::string name = first == last ? fmt::format("CPU {}", first)
-						 : fmt::format("CPUs {}-{}", first, last);
+		std::string name = laneName(c, lane, nr);
 
 		c.out += fmt::format("<g class=\"lane\" data-cpu=\"{0}\" data-cpus=\"{1}\">"
 				     "<rect x=\"{2}\" y=\"{3:.1f}\" width=\"{4}\" height=\"{5:.1f}\" "
