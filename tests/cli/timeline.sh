@@ -6,8 +6,9 @@
 # lane per CPU and, for every batch of the run's trace, its four phases;
 # its IPI arrows must add up to the IPIs the trace sent (40 CPUs: 2 to a
 # lane, with a note); the picture drawn back from the text trace and from
-# the trace.dat of the same run must be the same file; a BUSTED torture
-# run marks its violation on the CPU it names;
+# the trace.dat of the same run must be the same file (saying that the
+# default trace_event= has no INT3 trap; recorded with their event, the
+# demo's own); a BUSTED torture run marks its violation on the CPU it names;
 # `run bpf-stats --timeline` draws each of its two machines.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/timeline_lib.sh"
@@ -62,6 +63,25 @@ grep -q '<path class="flush" data-cpu="3"' "$dir/t.svg" || fail "no deferred flu
 cmp -s "$dir/a.svg" "$dir/b.svg" || fail "text and trace.dat give different pictures"
 n=$(grep -c 'class="phase phase-int3"' "$dir/a.svg")
 [ "$n" -eq "$batches" ] || fail "timeline TRACE: $n phase-1 bands for $batches batches"
+# the INT3 traps: the default trace_event= leaves out their event (a trap each), and the
+# picture drawn back says so; recorded with it, it marks as many as the demo's own (the
+# triangles' data-n add up to the traps)
+header "$dir/b.svg" note |
+	grep -q '^no INT3 trap marked: the trace holds no pokelab:int3_emulate event' ||
+	fail "timeline TRACE: no note that the default trace has no INT3 trap"
+int3s() {
+	grep -o '<path class="int3" [^>]*data-n="[0-9]*"' "$1" | sed 's/.*data-n="//; s/"//' |
+		awk '{ n += $1 } END { print n + 0 }'
+}
+"$pokelab" demo --cpus 4 --flips 3 --nohz-full 3 --timeline "$dir/i.svg" --trace "$dir/i.dat" \
+	trace_event=ipi,csd,text_poke_batch,int3_emulate >"$dir/i.out" 2>&1 ||
+	fail "demo --trace with int3_emulate failed"
+"$pokelab" timeline "$dir/i.dat" -o "$dir/id.svg" >"$dir/id.out" || fail "timeline i.dat failed"
+traps=$(int3s "$dir/i.svg")
+[ "$traps" -gt 0 ] || fail "the demo's timeline marks no INT3 trap"
+[ "$(int3s "$dir/id.svg")" -eq "$traps" ] ||
+	fail "timeline TRACE: $(int3s "$dir/id.svg") INT3 traps marked, the demo's own $traps"
+! grep -q 'no INT3 trap marked' "$dir/id.svg" || fail "timeline TRACE: a note of no INT3 event"
 rsvg-convert -o "$dir/a.png" "$dir/a.svg" || fail "rsvg-convert cannot render timeline TRACE"
 # past --max-marks marks: the whole run as density, a bar per lane and pixel column, that
 # counts every IPI target and INT3 trap of the trace, over a window around a batch drawn
