@@ -5,9 +5,10 @@
 # (docs/timeline.md). The demo's SVG must render with rsvg-convert, hold one
 # lane per CPU and, for every batch of the run's trace, its four phases;
 # its IPI arrows must add up to the IPIs the trace sent (40 CPUs: 2 to a
-# lane, with a note); the picture drawn
-# back from the text trace and from the trace.dat of the same run must be
-# the same file; a BUSTED torture run marks its violation on the CPU it names;
+# lane, with a note); the picture drawn back from the text trace and from
+# the trace.dat of the same run must be the same file (saying that the
+# default trace_event= has no INT3 trap; recorded with their event, the
+# demo's own); a BUSTED torture run marks its violation on the CPU it names;
 # `run bpf-stats --timeline` draws each of its two machines.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/timeline_lib.sh"
@@ -62,6 +63,25 @@ grep -q '<path class="flush" data-cpu="3"' "$dir/t.svg" || fail "no deferred flu
 cmp -s "$dir/a.svg" "$dir/b.svg" || fail "text and trace.dat give different pictures"
 n=$(grep -c 'class="phase phase-int3"' "$dir/a.svg")
 [ "$n" -eq "$batches" ] || fail "timeline TRACE: $n phase-1 bands for $batches batches"
+# the INT3 traps: the default trace_event= leaves out their event (a trap each), and the
+# picture drawn back says so; recorded with it, it marks as many as the demo's own (the
+# triangles' data-n add up to the traps)
+header "$dir/b.svg" note |
+	grep -q '^no INT3 trap marked: the trace holds no pokelab:int3_emulate event' ||
+	fail "timeline TRACE: no note that the default trace has no INT3 trap"
+int3s() {
+	grep -o '<path class="int3" [^>]*data-n="[0-9]*"' "$1" | sed 's/.*data-n="//; s/"//' |
+		awk '{ n += $1 } END { print n + 0 }'
+}
+"$pokelab" demo --cpus 4 --flips 3 --nohz-full 3 --timeline "$dir/i.svg" --trace "$dir/i.dat" \
+	trace_event=ipi,csd,text_poke_batch,int3_emulate >"$dir/i.out" 2>&1 ||
+	fail "demo --trace with int3_emulate failed"
+"$pokelab" timeline "$dir/i.dat" -o "$dir/id.svg" >"$dir/id.out" || fail "timeline i.dat failed"
+traps=$(int3s "$dir/i.svg")
+[ "$traps" -gt 0 ] || fail "the demo's timeline marks no INT3 trap"
+[ "$(int3s "$dir/id.svg")" -eq "$traps" ] ||
+	fail "timeline TRACE: $(int3s "$dir/id.svg") INT3 traps marked, the demo's own $traps"
+! grep -q 'no INT3 trap marked' "$dir/id.svg" || fail "timeline TRACE: a note of no INT3 event"
 rsvg-convert -o "$dir/a.png" "$dir/a.svg" || fail "rsvg-convert cannot render timeline TRACE"
 # past --max-marks marks: the whole run as density, a bar per lane and pixel column, that
 # counts every IPI target and INT3 trap of the trace, over a window around a batch drawn
@@ -78,8 +98,9 @@ sum() {	# sum KIND: the data-n of the density paths of KIND
 traps=$(grep -c ' int3_emulate:' "$dir/t.txt")	# none with the default trace_event=
 [ "$(sum int3)" -eq "$traps" ] ||
 	fail "density: $(sum int3) INT3 traps drawn, $traps in the trace"
-grep -q 'marks, more than 10: .* drawn in detail, around batch .*; above, the whole run as density' \
-	"$dir/dn.svg" || fail "density: no note"
+header "$dir/dn.svg" note |
+	grep -q 'marks, more than 10: .* drawn in detail, around batch .*; above, the whole run as' ||
+	fail "density: no note"
 legend_ok "$dir/dn.svg"
 rsvg-convert -o "$dir/dn.png" "$dir/dn.svg" || fail "rsvg-convert cannot render the density"
 # a BUSTED torture run: its violation is marked on the CPU the model names
@@ -121,7 +142,8 @@ rsvg-convert -o "$dir/run.png" "$dir/run.svg" || fail "rsvg-convert cannot rende
 	fail "demo --cpus 40 --timeline failed"
 [ "$(grep -c '<g class="lane" data-cpu="[0-9]*" data-cpus="2">' "$dir/g.svg")" -eq 20 ] ||
 	fail "40 CPUs: not 20 lanes of 2"
-grep -q '40 CPUs, 2 to a lane' "$dir/g.svg" || fail "40 CPUs: no note on the grouped lanes"
+header "$dir/g.svg" note | grep -q '40 CPUs, 2 to a lane' ||
+	fail "40 CPUs: no note on the grouped lanes"
 rsvg-convert -o "$dir/g.png" "$dir/g.svg" || fail "rsvg-convert cannot render the grouped timeline"
 # No break inside a batch: a phase 1 of 20 ms with no event in it is drawn to scale, the
 # 80 ms between the two batches is the one break (its phase bar is never cut by a gap)
@@ -170,7 +192,7 @@ ns=$(grep -o '<g class="gap" data-ns="[0-9]*"' "$dir/sk.svg" | sed 's/.*ns="//; 
 [ -n "$ns" ] && [ "$ns" -ge 20000000 ] || fail "explain timeline: no break of 20 ms or more ($ns)"
 ell=$(printf '\342\200\246')
 grep -q ">$ell [0-9.]* ms $ell<" "$dir/sk.svg" || fail "explain timeline: no '... N ms ...' label"
-grep -q 'with no event drawn as \(a break\|breaks\) (not to scale)' "$dir/sk.svg" ||
+header "$dir/sk.svg" note | grep -q 'with no event drawn as \(a break\|breaks\) (not to scale)' ||
 	fail "explain timeline: the note does not say time was compressed"
 legend_ok "$dir/sk.svg"
 axis_ok "$dir/sk.svg"

@@ -71,7 +71,7 @@ awk -v d="$dir" '/<g class="section"/ { n++ } n { print > (d "/sec" n ".svg") }'
 for n in 1 2; do
 	f="$dir/sec$n.svg"
 	grep -q '<rect class="window" ' "$f" || fail "section $n: no window boxed in an overview"
-	grep -q 'marks, more than 2500: .* drawn in detail, around batch [0-9]* of' "$f" ||
+	header "$f" note | grep -q 'marks, more than 2500: .* drawn in detail, around batch [0-9]* of' ||
 		fail "section $n: the note does not say where the window lies"
 	[ "$(grep -c 'class="phase phase-int3"' "$f")" -ge 1 ] ||
 		fail "section $n: the window holds no batch"

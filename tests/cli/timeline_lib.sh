@@ -19,3 +19,16 @@ legend_ok() {
 			fail "$1: $c drawn, not in the legend"
 	done
 }
+
+# header SVG title|note [SEP]: each section's title (the text over its lanes at 16 px) or
+# note (the rest of that text), its lines joined by SEP, a space if not given: one line per
+# section, however the picture's width wrapped them
+header() {
+	awk -v c="$2" -v sep="${3- }" '
+		/<g class="section"/ { if (n) print s; s = ""; n = 0; h = 1 }
+		/<g class="lane"/ { h = 0 }
+		h && /^<text / && (c == "title") == (index($0, "font-size=\"16\"") > 0) {
+			t = $0; sub(/^<text [^>]*>/, "", t); sub(/<\/text>$/, "", t)
+			s = s (n++ ? sep : "") t }
+		END { if (n) print s }' "$1"
+}

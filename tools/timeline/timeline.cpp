@@ -102,7 +102,7 @@ std::string drawSection(const TimelineSection &s, double *height)
 	const std::vector<TraceEvent> *detail = &events;
 	std::vector<TraceEvent> win;
 	std::string over;	/* the overview, under the frame's lanes' */
-	bool density = false;
+	bool density = false, windowed = false;
 	Window w;
 
 	u64 focus = events.empty() ? 0 : events.front().ts + (events.back().ts - events.front().ts) / 2;
@@ -111,12 +111,7 @@ std::string drawSection(const TimelineSection &s, double *height)
 		focus = &m == &s.marks.front() ? m.ts : std::min(focus, m.ts);
 	w.violation = !s.marks.empty();
 	if (marks > timelineMarkLimit && chooseWindow(events, nr, focus, &w, &win)) {
-		Canvas o = c;
-
-		o.out.clear();
-		c.top += drawOverview(o, events, nr, w);
-		over = o.out;
-		c.drawn = o.drawn;
+		windowed = true;
 		c.t0 = w.t0;
 		c.t1 = std::max(w.t1, w.t0 + 1);
 		layout(c, win);
@@ -146,6 +141,18 @@ std::string drawSection(const TimelineSection &s, double *height)
 				    note.empty() ? "" : "; ",
 				    kshim::nOf(gaps, "stretch", "stretches"),
 				    gaps == 1 ? "a break" : "breaks");
+	/* the header as high as its lines, then the overview (if any) under it */
+	Header head = layoutHeader(s.title, note);
+
+	c.top = head.top;
+	if (windowed) {
+		Canvas o = c;
+
+		o.out.clear();
+		c.top += drawOverview(o, events, nr, w);
+		over = o.out;
+		c.drawn = o.drawn;
+	}
 	/* the frame goes first, under the rest */
 	Canvas frame = c;
 
@@ -158,7 +165,7 @@ std::string drawSection(const TimelineSection &s, double *height)
 		drawMarks(c, *detail, nr);
 	drawViolations(c, s.marks, nr);
 	*height = drawLegend(c) + 10;
-	drawFrame(frame, nr, s.title, note);
+	drawFrame(frame, nr, head);
 	return frame.out + over + c.out;
 }
 

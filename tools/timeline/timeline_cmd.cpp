@@ -427,8 +427,24 @@ int runTimeline()
 		fmt::print(stderr, "pokelab: timeline: -o {}: {}\n", opts.out, err);
 		return kExitUsage;
 	}
+	/*
+	 * The default trace_event= leaves out the per-trap event (a run whose
+	 * CPUs run the sites traps hundreds of times a flip): say why a batch
+	 * has no INT3 mark, and what to record to see them.
+	 */
+	std::string note;
+	bool int3Phase = std::any_of(ev.begin(), ev.end(), [](const TraceEvent &e) {
+		return e.type == TraceType::TextPokeBatch && e.target == kshim::TRACE_BATCH_INT3;
+	});
+
+	if (int3Phase && std::none_of(ev.begin(), ev.end(), [](const TraceEvent &e) {
+		    return e.type == TraceType::Int3Emulate;
+	    }))
+		note = "no INT3 trap marked: the trace holds no pokelab:int3_emulate event (the "
+		       "default trace_event= leaves it out; record with trace_event=ipi,csd,"
+		       "text_poke_batch,int3_emulate to see the traps)";
 	/* --title is the whole title; by default the command line, which names the trace */
-	out.write(timelineSvg(ev, nr, opts.title.empty() ? commandLine() : opts.title, ""));
+	out.write(timelineSvg(ev, nr, opts.title.empty() ? commandLine() : opts.title, note));
 	if (!out.commit(&err)) {
 		fmt::print(stderr, "pokelab: timeline: {}\n", err);
 		return 1;

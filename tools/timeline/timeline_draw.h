@@ -172,8 +172,23 @@ bool chooseWindow(const std::vector<TraceEvent> &ev, unsigned int nr, u64 focus,
 double drawOverview(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr,
 		    const Window &w);
 
+/*
+ * The section's header (timeline_frame.cpp): its title and the note under
+ * it, each in as many lines as fit the picture's width, measured as a
+ * renderer lays out the text; the lanes (or the overview over them) start
+ * at @top, under the last line.
+ */
+struct Header {
+	std::vector<std::string> title, note;
+	double noteSize;	/* px: 12 for one line, 11 for more */
+	double top;
+};
+Header layoutHeader(const std::string &title, const std::string &note);
+
 /* What frames the section (timeline_frame.cpp): drawn first, under the rest. */
-void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::string &note);
+void drawFrame(Canvas &c, unsigned int nr, const Header &h);
+/* A lane's label, as the lanes and the overview's rows show it: "CPU 3", "CPUs 0-1". */
+std::string laneName(const Canvas &c, unsigned int lane, unsigned int nr);
 double drawLegend(Canvas &c);
 
 } /* namespace pokelab::timeline_svg */

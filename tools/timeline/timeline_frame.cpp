@@ -6,9 +6,13 @@
  */
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <vector>
 
+#include <cairo.h>
 #include <fmt/format.h>
+#include <fontconfig/fontconfig.h>
 
 #include "timeline/timeline_draw.h"
 
@@ -39,30 +43,160 @@ std::string tickLabel(double ns, double step, double unit)
 	return fmt::format("{:.{}f} {}", ns / unit, std::clamp(decimals, 0, 6), name);
 }
 
+/*
+ * How wide a renderer lays out a line of the SVG's sans-serif: cairo's
+ * toy font API picks the font through fontconfig, as rsvg-convert and
+ * browsers on Linux do. Where no font can be loaded, an estimate wider
+ * than most sans-serif fonts' average glyph (0.6 em).
+ */
+class TextWidth
+{
+public:
+	TextWidth()
+	{
+		surface_ = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
+		cr_ = cairo_create(surface_);
+		cairo_select_font_face(cr_, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+				       CAIRO_FONT_WEIGHT_NORMAL);
+		/* the glyphs' own advances: hinted, a 16 px digit is 10, not 10.2, px wide */
+		cairo_font_options_t *fo = cairo_font_options_create();
+
+		cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
+		cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
+		cairo_set_font_options(cr_, fo);
+		cairo_font_options_destroy(fo);
+	}
+	~TextWidth()
+	{
+		cairo_destroy(cr_);
+		cairo_surface_destroy(surface_);
+		/* cairo's and fontconfig's caches, which a leak checker would report at exit */
+		cairo_debug_reset_static_data();
+		FcFini();
+	}
+	TextWidth(const TextWidth &) = delete;
+	TextWidth &operator=(const TextWidth &) = delete;
+
+	double operator()(const std::string &s, double size)
+	{
+		cairo_text_extents_t e;
+
+		cairo_set_font_size(cr_, size);
+		cairo_text_extents(cr_, s.c_str(), &e);
+		if (cairo_status(cr_) != CAIRO_STATUS_SUCCESS || (e.x_advance <= 0 && !s.empty()))
+			return 0.6 * size * (double)s.size();
+		return e.x_advance;
+	}
+
+private:
+	cairo_surface_t *surface_;
+	cairo_t *cr_;
+};
+
+/*
+ * @s in lines no wider than @width at @size px: broken after a "; " where
+ * the line is at least half full, else at the last space that fits; a
+ * word wider than the picture (a long CPU list) after its last comma
+ * that fits, else at its last character that fits.
+ */
+std::vector<std::string> wrap(TextWidth &tw, const std::string &s, double size, double width)
+{
+	std::vector<std::string> lines;
+	size_t pos = 0;
+
+	while (pos < s.size()) {
+		std::string rest = s.substr(pos);
+		size_t cut = std::string::npos, next = 0;
+
+		if (tw(rest, size) <= width) {
+			lines.push_back(rest);
+			break;
+		}
+		for (const char *sep : {"; ", " ", ","}) {
+			size_t keep = sep[0] != ' ';	/* the ';' or ',' ends the line */
+
+			for (size_t at = rest.find(sep); at != std::string::npos;
+			     at = rest.find(sep, at + 1)) {
+				double w = tw(rest.substr(0, at + keep), size);
+
+				if (w > width)
+					break;
+				if (sep[0] == ';' && w < width / 2)
+					continue;
+				cut = at + keep;
+				next = at + std::strlen(sep);
+			}
+			if (cut != std::string::npos && cut > 0)
+				break;
+			cut = std::string::npos;
+		}
+		if (cut == std::string::npos) {
+			/* whole UTF-8 characters, at least one */
+			cut = rest.size();
+			while (cut > 1 && tw(rest.substr(0, cut), size) > width)
+				for (cut--; cut > 1 && ((unsigned char)rest[cut] & 0xc0) == 0x80;)
+					cut--;
+			next = cut;
+		}
+		lines.push_back(rest.substr(0, cut));
+		pos += next;
+	}
+	return lines;
+}
+
 } /* namespace */
 
-void drawFrame(Canvas &c, unsigned int nr, const std::string &title, const std::string &note)
+std::string laneName(const Canvas &c, unsigned int lane, unsigned int nr)
 {
-	c.out += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"16\">{}</text>\n", kLeft,
-			     esc(title));
-	/* the note on two lines when it is wider than the picture, broken after a "; " */
-	const size_t fit = (size_t)((kWidth - kLeft - kRight) / 6.4);
-	size_t cut = note.size() > fit ? note.rfind("; ", fit) : std::string::npos;
+	unsigned int first = lane * c.per, last = std::min(nr, first + c.per) - 1;
 
-	if (cut == std::string::npos || cut == 0) {
-		if (!note.empty())
-			c.out += fmt::format("<text x=\"{}\" y=\"44\" font-size=\"12\" "
-					     "fill=\"#444\">{}</text>\n", kLeft, esc(note));
-	} else {
-		c.out += fmt::format("<text x=\"{0}\" y=\"40\" font-size=\"11\" fill=\"#444\">{1}"
-				     "</text>\n<text x=\"{0}\" y=\"54\" font-size=\"11\" "
-				     "fill=\"#444\">{2}</text>\n", kLeft, esc(note.substr(0, cut + 1)),
-				     esc(note.substr(cut + 2)));
+	return first == last ? fmt::format("CPU {}", first) : fmt::format("CPUs {}-{}", first, last);
+}
+
+Header layoutHeader(const std::string &title, const std::string &note)
+{
+	const double width = kWidth - kLeft - kRight;
+	TextWidth tw;
+	Header h;
+
+	h.title = wrap(tw, title, 16, width);
+	if (h.title.empty())
+		h.title.push_back("");
+	h.note = wrap(tw, note, 12, width);
+	h.noteSize = 12;
+	if (h.note.size() > 1) {
+		h.note = wrap(tw, note, 11, width);
+		h.noteSize = 11;
+	}
+	/* the title's baselines 20 px apart, the note's 14 (one line: 20 under the title) */
+	double y = 24 + 20 * (double)(h.title.size() - 1);
+
+	if (h.note.size() == 1)
+		y += 20;
+	else if (!h.note.empty())
+		y += 16 + 14 * (double)(h.note.size() - 1);
+	h.top = std::max(kTop, y + 16);
+	return h;
+}
+
+void drawFrame(Canvas &c, unsigned int nr, const Header &h)
+{
+	double y = 24;
+
+	for (const std::string &l : h.title) {
+		c.out += fmt::format("<text class=\"title\" x=\"{}\" y=\"{}\" font-size=\"16\">{}"
+				     "</text>\n", kLeft, y, esc(l));
+		y += 20;
+	}
+	y += h.note.size() == 1 ? 0 : -4;
+	for (const std::string &l : h.note) {
+		c.out += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\" font-size=\"{}\" "
+				     "fill=\"#444\">{}</text>\n", kLeft, y, h.noteSize, esc(l));
+		y += 14;
 	}
 	for (unsigned int lane = 0; lane < c.lanes; lane++) {
 		unsigned int first = lane * c.per, last = std::min(nr, first + c.per) - 1;
-		std::string name = first == last ? fmt::format("CPU {}", first)
-						 : fmt::format("CPUs {}-{}", first, last);
+		std::string name = laneName(c, lane, nr);
 
 		c.out += fmt::format("<g class=\"lane\" data-cpu=\"{0}\" data-cpus=\"{1}\">"
 				     "<rect x=\"{2}\" y=\"{3:.1f}\" width=\"{4}\" height=\"{5:.1f}\" "

@@ -113,6 +113,32 @@ void arrow(Canvas &c, int from, int to, double x, IpiKind k, unsigned long n)
 	c.drawn.insert(std::string("ipi-") + st.name);
 }
 
+/*
+ * The event loop both kinds of drawing share: each event of @ev's first
+ * @nr CPUs to @f(e, px, to), at its pixel column @px; an IPI once per
+ * target among them (@to), any other event once, with @to -1.
+ */
+template <typename F>
+void eachMark(const Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr, F &&f)
+{
+	for (const TraceEvent &e : ev) {
+		if (e.cpu >= nr)
+			continue;
+		int px = (int)c.x(e.ts);
+
+		if (e.type == TraceType::IpiSendCpu) {
+			if (e.target >= 0 && (unsigned int)e.target < nr)
+				f(e, px, e.target);
+		} else if (e.type == TraceType::IpiSendCpumask) {
+			for (unsigned int t = 0; t < nr; t++)
+				if (cpumask_test_cpu(t, &e.mask))
+					f(e, px, (int)t);
+		} else {
+			f(e, px, -1);
+		}
+	}
+}
+
 } /* namespace */
 
 /*
@@ -134,20 +160,11 @@ void drawDensity(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr)
 	std::map<std::pair<int, int>, unsigned long> bins[3];	/* (x, lane): ipi, int3, flush */
 	const double band = (c.laneH - 4) / 3;
 
-	for (const TraceEvent &e : ev) {
-		if (e.cpu >= nr)
-			continue;
-		int px = (int)c.x(e.ts);
-
+	eachMark(c, ev, nr, [&](const TraceEvent &e, int px, int to) {
 		switch (e.type) {
 		case TraceType::IpiSendCpu:
-			if (e.target >= 0 && (unsigned int)e.target < nr)
-				bins[0][{px, (int)(e.target / c.per)}]++;
-			break;
 		case TraceType::IpiSendCpumask:
-			for (unsigned int t = 0; t < nr; t++)
-				if (cpumask_test_cpu(t, &e.mask))
-					bins[0][{px, (int)(t / c.per)}]++;
+			bins[0][{px, (int)(to / c.per)}]++;
 			break;
 		case TraceType::Int3Emulate:
 			bins[1][{px, (int)(e.cpu / c.per)}]++;
@@ -162,7 +179,7 @@ void drawDensity(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int nr)
 		default:
 			break;
 		}
-	}
+	});
 	for (int k = 0; k < 3; k++) {
 		unsigned long max = 1;
 		std::map<int, std::pair<std::string, unsigned long>> lanes;	/* lane -> path, n */
@@ -209,21 +226,13 @@ unsigned long drawMarks(Canvas &c, const std::vector<TraceEvent> &ev, unsigned i
 	IpiKinds kinds;
 	std::string lost;
 
-	for (const TraceEvent &e : ev) {
+	/* a csd of a CPU past @nr is never asked for: its IPIs are not drawn */
+	eachMark(c, ev, nr, [&](const TraceEvent &e, int px, int to) {
 		kinds.see(e);
-		if (e.cpu >= nr)
-			continue;
-		int px = (int)c.x(e.ts);
-
 		switch (e.type) {
 		case TraceType::IpiSendCpu:
-			if (e.target >= 0 && (unsigned int)e.target < nr)
-				ipis[{px, e.cpu, e.target, kinds.of(e.cpu, e.target)}]++;
-			break;
 		case TraceType::IpiSendCpumask:
-			for (unsigned int t = 0; t < nr; t++)
-				if (cpumask_test_cpu(t, &e.mask))
-					ipis[{px, e.cpu, (int)t, kinds.of(e.cpu, t)}]++;
+			ipis[{px, e.cpu, to, kinds.of(e.cpu, to)}]++;
 			break;
 		case TraceType::Int3Emulate:
 			int3s[{px / kInt3Px, e.cpu}]++;
@@ -237,7 +246,7 @@ unsigned long drawMarks(Canvas &c, const std::vector<TraceEvent> &ev, unsigned i
 		default:
 			break;
 		}
-	}
+	});
 	if (dryRun)
 		return ipis.size() + int3s.size() + flushes.size();
 	if (!lost.empty()) {

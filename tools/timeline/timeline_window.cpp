@@ -182,32 +182,42 @@ double drawOverview(Canvas &c, const std::vector<TraceEvent> &ev, unsigned int n
 	o.per = c.per;
 	o.lanes = c.lanes;
 	o.seg.push_back({o.t0, o.t1, kLeft, right, false});
-	c.out += fmt::format("<g class=\"overview\"><text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" "
-			     "fill=\"#444\">the whole run, {} to scale: IPIs received, INT3 traps "
-			     "and deferred flushes per pixel column; the box is the window drawn "
-			     "below (batch {} of {})</text>\n",
+	/* labelled as the lanes below: each row its CPU (or CPUs), the strip its span of time */
+	c.out += fmt::format("<g class=\"overview\"><text class=\"overview-title\" x=\"{}\" "
+			     "y=\"{:.1f}\" font-size=\"11\" fill=\"#444\">the whole run, +0 to +{}, "
+			     "to scale: IPIs received, INT3 traps and deferred flushes per pixel "
+			     "column; the box is the window drawn below (batch {} of {})</text>\n",
 			     kLeft, c.top + 9, dur((double)(o.t1 - o.t0)), w.batch, w.batches);
-	for (unsigned int lane = 0; lane < o.lanes; lane++)
-		c.out += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\" "
-				     "fill=\"{}\" stroke=\"#eee\"/>\n", kLeft, o.y(lane * o.per),
-				     right - kLeft, o.laneH, lane % 2 ? "#fafafa" : "#ffffff");
+	for (unsigned int lane = 0; lane < o.lanes; lane++) {
+		unsigned int first = lane * o.per;
+		double y = o.y(first), size = std::min(10.0, o.laneH - 1);
+
+		c.out += fmt::format("<g class=\"overview-lane\" data-cpu=\"{}\" data-cpus=\"{}\">"
+				     "<rect x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\" "
+				     "fill=\"{}\" stroke=\"#eee\"/><text x=\"8\" y=\"{:.1f}\" "
+				     "font-size=\"{}\" fill=\"#444\">{}</text></g>\n",
+				     first, std::min(nr - first, o.per), kLeft, y, right - kLeft, o.laneH,
+				     lane % 2 ? "#fafafa" : "#ffffff", y + o.laneH / 2 + size * 0.35,
+				     size, laneName(o, lane, nr));
+	}
 	drawDensity(o, ev, nr);
 	double x0 = o.x(w.t0), x1 = std::max(o.x(w.t1), x0 + 3), yb = o.bottom();
 	double detail = yb + 22;	/* where the detail's lanes start */
 
+	/* the box, joined to the detail's edges; the strip's ends under it */
 	o.out += fmt::format("<rect class=\"window\" data-t0=\"{}\" data-t1=\"{}\" x=\"{:.1f}\" "
 			     "y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
 			     "stroke=\"#000\" stroke-width=\"1.5\"><title>the window drawn below: "
 			     "+{} to +{} of the run</title></rect>\n<path d=\"M{:.1f} {:.1f} "
 			     "L{} {:.1f} M{:.1f} {:.1f} L{} {:.1f}\" stroke=\"#999\" "
 			     "stroke-dasharray=\"2 2\" fill=\"none\"/>\n"
-			     "<text x=\"{}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#444\" "
-			     "text-anchor=\"end\">+0</text><text x=\"{}\" y=\"{:.1f}\" "
-			     "font-size=\"10\" fill=\"#444\" text-anchor=\"end\">+{}</text>\n</g>\n",
+			     "<text x=\"{}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#444\">+0</text>"
+			     "<text x=\"{}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#444\" "
+			     "text-anchor=\"end\">+{}</text>\n</g>\n",
 			     w.t0 - o.t0, w.t1 - o.t0, x0 - 1, o.top - 1, x1 - x0 + 2, yb - o.top + 2,
 			     dur((double)(w.t0 - o.t0)), dur((double)(w.t1 - o.t0)), x0, yb + 1, kLeft,
-			     detail, x1, yb + 1, right, detail, kLeft - 4, o.top + 9, right,
-			     c.top + 9, dur((double)(o.t1 - o.t0)));
+			     detail, x1, yb + 1, right, detail, kLeft, yb + 10, right, yb + 10,
+			     dur((double)(o.t1 - o.t0)));
 	c.out += o.out;
 	c.drawn.insert(o.drawn.begin(), o.drawn.end());
 	return detail + 4 - c.top;
