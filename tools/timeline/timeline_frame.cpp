@@ -156,7 +156,8 @@ std::string laneName(const Canvas &c, unsigned int lane, unsigned int nr)
 Header layoutHeader(const std::string &title, const std::string &note)
 {
 	const double width = kWidth - kLeft - kRight;
-	TextWidth tw;
+	/* one for the program: its end resets cairo's and fontconfig's caches, once */
+	static TextWidth tw;
 	Header h;
 
 	h.title = wrap(tw, title, 16, width);
