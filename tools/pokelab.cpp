@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <strings.h>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -230,6 +231,26 @@ const ValueName valueNames[] = {
 	{"--module", "FILE.o", "m.o"},	     {"--trace-dir", "DIR", "traces"},
 };
 
+/*
+ * A FILE.svg is written as SVG whatever its name: a name that does not end
+ * in .svg ("--timeline x.png") is refused before anything boots, by one
+ * check for every option that draws (docs/cli.md).
+ */
+CLI::Validator svgName(const std::string &opt)
+{
+	return CLI::Validator(
+		[opt](std::string &v) -> std::string {
+			if (v.empty())
+				return fmt::format("\"\": empty file name; expected {} FILE.svg",
+						   opt);
+			if (v.size() < 5 || strcasecmp(v.c_str() + v.size() - 4, ".svg"))
+				return fmt::format("{}: not a .svg name, and what it writes is SVG; "
+						   "expected {} FILE.svg", v, opt);
+			return "";
+		},
+		"");
+}
+
 void nameValues(CLI::App *app)
 {
 	for (const ValueName &v : valueNames) {
@@ -238,6 +259,8 @@ void nameValues(CLI::App *app)
 		if (!o)
 			continue;
 		o->option_text(std::string(v.name) + (o->get_required() ? " REQUIRED" : ""));
+		if (!strcmp(v.name, "FILE.svg"))
+			o->check(svgName(v.opt));
 	}
 	for (CLI::App *sc : app->get_subcommands([](CLI::App *) { return true; }))
 		nameValues(sc);
