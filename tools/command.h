@@ -37,6 +37,8 @@ struct CommandRegistrar {
  */
 void setCommandLine(int argc, char **argv);
 const std::string &commandLine();
+/* argv[0] as pokelab was run ("build/tools/pokelab"): what a help's Usage: line names. */
+const std::string &programName();
 
 /* Exit status of bad input everywhere: one line naming the value, then 2. */
 inline constexpr int kExitUsage = 2;

@@ -16,6 +16,8 @@
  */
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <strings.h>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -45,13 +47,14 @@ void registerCommand(const Command &c)
 
 namespace {
 
-std::string cmdline = "pokelab";
+std::string cmdline = "pokelab", program = "pokelab";
 
 } /* namespace */
 
 void setCommandLine(int argc, char **argv)
 {
 	cmdline = "pokelab";
+	program = argc > 0 && argv[0] ? argv[0] : "pokelab";
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 
@@ -70,6 +73,11 @@ void setCommandLine(int argc, char **argv)
 const std::string &commandLine()
 {
 	return cmdline;
+}
+
+const std::string &programName()
+{
+	return program;
 }
 
 std::vector<Command> commands()
@@ -106,8 +114,9 @@ std::string foldLine(const std::string &line, size_t hang = std::string::npos)
 	if (col == std::string::npos || col >= kHelpColumns / 2)
 		col = lead;
 	/* an option whose name fills CLI11's column has one space before its text: column 30 */
-	if (gap == std::string::npos && line[lead] == '-' && line.size() > kOptionColumn)
-		col = kOptionColumn;
+	/* (--help-all indents a command's options 2 columns more, and their text) */
+	if (gap == std::string::npos && line[lead] == '-' && line.size() > lead + kOptionColumn - 2)
+		col = lead + kOptionColumn - 2;
 	if (hang != std::string::npos)
 		col = hang;
 	while (rest.size() > kHelpColumns) {
@@ -127,6 +136,16 @@ std::string foldLine(const std::string &line, size_t hang = std::string::npos)
 		rest = std::string(col, ' ') + rest.substr(next);
 	}
 	return out + rest;
+}
+
+/* "2", "2 and 3", "2, 3 and 4" */
+std::string listed(const std::vector<std::string> &v, const char *last = "and")
+{
+	std::string s;
+
+	for (size_t i = 0; i < v.size(); i++)
+		s += (i == 0 ? "" : i + 1 == v.size() ? std::string(" ") + last + " " : ", ") + v[i];
+	return s;
 }
 
 /* CLI11's help, every line folded at 100 columns (CLI11 2.1 does not wrap). */
@@ -202,21 +221,46 @@ int refuseWithoutEffect(const CLI::App *leaf)
 struct ValueName {
 	const char *opt;
 	const char *name;
+	const char *example;	/* a value, for the line that says a required one is missing */
 };
 
 const ValueName valueNames[] = {
-	{"--trace", "FILE"},	       {"--trace-json", "FILE"}, {"--results", "FILE"},
-	{"--timeline", "FILE.svg"},    {"--plot", "FILE.svg"},	 {"--output", "FILE.svg"},
-	{"--module", "FILE.o"},	       {"--trace-dir", "DIR"},
+	{"--trace", "FILE", "t.txt"},	     {"--trace-json", "FILE", "t.json"},
+	{"--results", "FILE", "r.jsonl"},    {"--timeline", "FILE.svg", "t.svg"},
+	{"--plot", "FILE.svg", "t.svg"},     {"--output", "FILE.svg", "t.svg"},
+	{"--module", "FILE.o", "m.o"},	     {"--trace-dir", "DIR", "traces"},
 };
+
+/*
+ * A FILE.svg is written as SVG whatever its name: a name that does not end
+ * in .svg ("--timeline x.png") is refused before anything boots, by one
+ * check for every option that draws (docs/cli.md).
+ */
+CLI::Validator svgName(const std::string &opt)
+{
+	return CLI::Validator(
+		[opt](std::string &v) -> std::string {
+			if (v.empty())
+				return fmt::format("\"\": empty file name; expected {} FILE.svg",
+						   opt);
+			if (v.size() < 5 || strcasecmp(v.c_str() + v.size() - 4, ".svg"))
+				return fmt::format("{}: not a .svg name, and what it writes is SVG; "
+						   "expected {} FILE.svg", v, opt);
+			return "";
+		},
+		"");
+}
 
 void nameValues(CLI::App *app)
 {
 	for (const ValueName &v : valueNames) {
 		CLI::Option *o = app->get_option_no_throw(v.opt);
 
-		if (o)
-			o->option_text(std::string(v.name) + (o->get_required() ? " REQUIRED" : ""));
+		if (!o)
+			continue;
+		o->option_text(std::string(v.name) + (o->get_required() ? " REQUIRED" : ""));
+		if (!strcmp(v.name, "FILE.svg"))
+			o->check(svgName(v.opt));
 	}
 	for (CLI::App *sc : app->get_subcommands([](CLI::App *) { return true; }))
 		nameValues(sc);
@@ -235,15 +279,191 @@ CLI::App *chosenLeaf(CLI::App *app)
  * explain): after its help, every boot parameter's accepted form, which
  * --help only hints at ("nr_cpus=N nohz_full=LIST ..."). CLI11's --help-all
  * shows the subcommands' help too, and a leaf has none: without this it
- * would print --help's text again.
+ * would print --help's text again. pokelab --help-all, every command's
+ * help, lists them once, after them all, naming the commands that take them.
  */
-void bootParamsHelp(const CLI::App *leaf)
+void bootParamsHelp(CLI::App *leaf)
 {
-	if (!leaf->get_option_no_throw("params"))
+	std::vector<std::string> takers;
+
+	if (!leaf->get_parent()) {
+		for (CLI::App *sc : leaf->get_subcommands([](CLI::App *) { return true; }))
+			if (sc->get_option_no_throw("params"))
+				takers.push_back(sc->get_name());
+		if (takers.empty())
+			return;
+		fmt::print("{}\n", foldLine(fmt::format(
+			"Boot parameters of {} (kernel command-line style, after the options; "
+			"docs/cli.md):", listed(takers)), 0));
+	} else if (leaf->get_option_no_throw("params")) {
+		fmt::print("Boot parameters (kernel command-line style, after the options; "
+			   "docs/cli.md):\n");
+	} else {
 		return;
-	fmt::print("Boot parameters (kernel command-line style, after the options; docs/cli.md):\n");
+	}
 	for (const std::string &form : kshim::bootParamForms())
 		fmt::print("{}\n", foldLine("  " + form, 6));
+}
+
+/* The words that name @leaf under pokelab: "demo", "run isolation". */
+std::string commandPath(const CLI::App *leaf)
+{
+	std::string path;
+
+	for (; leaf && leaf->get_parent(); leaf = leaf->get_parent())
+		path = leaf->get_name() + (path.empty() ? "" : " " + path);
+	return path;
+}
+
+/* Edits (insert, delete, change, swap two neighbours) from @a to @b. */
+size_t editDistance(const std::string &a, const std::string &b)
+{
+	std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+
+	for (size_t i = 0; i <= a.size(); i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= b.size(); j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= a.size(); i++)
+		for (size_t j = 1; j <= b.size(); j++) {
+			d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+					    d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+				d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+		}
+	return d[a.size()][b.size()];
+}
+
+/*
+ * The options of @leaf one edit or a prefix away from @typed ("--cpu",
+ * "--cpus4", "--flip": --cpus, --cpus, --flips); hidden ones left out.
+ */
+std::vector<std::string> nearOptions(const CLI::App *leaf, const std::string &typed)
+{
+	std::string t = typed.substr(0, typed.find('='));
+	std::vector<std::string> near;
+
+	t.erase(0, t.find_first_not_of('-'));
+	if (t.empty())
+		return near;
+	for (const CLI::Option *o : leaf->get_options()) {
+		if (o->get_positional() || o->get_group().empty())
+			continue;
+		for (const std::string &l : o->get_lnames()) {
+			bool prefix = t.size() >= 2 && (!l.compare(0, t.size(), t) ||
+							!t.compare(0, l.size(), l));
+
+			if ((prefix || editDistance(t, l) <= 1) &&
+			    std::find(near.begin(), near.end(), "--" + l) == near.end())
+				near.push_back("--" + l);
+		}
+	}
+	return near;
+}
+
+/* A value option given more than once, which CLI11 refuses: the first of @leaf's or above. */
+const CLI::Option *givenTwice(CLI::App *leaf)
+{
+	for (CLI::App *a = leaf; a; a = a->get_parent())
+		for (const CLI::Option *o : a->get_options())
+			if (o->get_multi_option_policy() == CLI::MultiOptionPolicy::Throw &&
+			    o->count() > (size_t)std::max(o->get_items_expected_max(), 1))
+				return o;
+	return nullptr;
+}
+
+/* "pokelab timeline TRACE --output FILE.svg": what @leaf must be given. */
+std::string requiredForm(const CLI::App *leaf)
+{
+	std::string form = "pokelab " + commandPath(leaf), text;
+
+	for (const CLI::Option *o : leaf->get_options()) {
+		if (!o->get_required())
+			continue;
+		if (o->get_positional()) {
+			std::string n = o->get_name(true);
+
+			std::transform(n.begin(), n.end(), n.begin(), ::toupper);
+			form += " " + n;
+			continue;
+		}
+		text = o->get_option_text();
+		form += " " + o->get_name() + " " + text.substr(0, text.find(" REQUIRED"));
+	}
+	return form;
+}
+
+/* "The SVG to write" -> "the SVG to write" */
+std::string lowerFirst(std::string s)
+{
+	if (s.size() > 1 && isupper((unsigned char)s[0]) && islower((unsigned char)s[1]))
+		s[0] = (char)tolower((unsigned char)s[0]);
+	return s;
+}
+
+/*
+ * CLI11's parse errors in pokelab's words, by one rule for every command
+ * (docs/cli.md): an option given twice, an unknown one (and the known one
+ * it is nearest), a required one missing (its form and an example). Any
+ * other error is CLI11's own line. Without the "pokelab: " prefix.
+ */
+std::string parseErrorLine(CLI::App *app, const CLI::ParseError &e)
+{
+	CLI::App *leaf = chosenLeaf(app);
+	std::string path = commandPath(leaf), of = path.empty() ? "pokelab" : path;
+
+	if (dynamic_cast<const CLI::ArgumentMismatch *>(&e)) {
+		const CLI::Option *o = givenTwice(leaf);
+
+		if (!o)
+			return e.what();
+		return fmt::format("{}: given {} ({}); it may be given once", o->get_name(),
+				   o->count() == 2 ? std::string("twice")
+						   : fmt::format("{} times", o->count()),
+				   listed(o->results()));
+	}
+	/* an unknown option first: CLI11 checks what is required before what is left over */
+	bool extra = dynamic_cast<const CLI::ExtrasError *>(&e) != nullptr,
+	     required = dynamic_cast<const CLI::RequiredError *>(&e) != nullptr;
+
+	if (extra || required) {
+		std::vector<std::string> extras = app->remaining(true);
+
+		for (const std::string &x : extras) {
+			std::vector<std::string> near;
+
+			if (x.size() < 2 || x[0] != '-')
+				continue;
+			near = nearOptions(leaf, x);
+			std::string name = x.substr(0, x.find('='));
+
+			if (near.empty())
+				return fmt::format("{}: unknown option of {}; see 'pokelab {} "
+						   "--help'", name, of, path);
+			return fmt::format("{}: unknown option of {}; did you mean {}?", name, of,
+					   listed(near, "or"));
+		}
+		if (extra)
+			return fmt::format("{}: unexpected argument{} of {}; see 'pokelab {} "
+					   "--help'", listed(extras), extras.size() > 1 ? "s" : "",
+					   of, path);
+	}
+	if (required) {
+		for (const CLI::Option *o : leaf->get_options()) {
+			std::string name = o->get_name(o->get_positional()), what, example;
+
+			if (!o->get_required() || o->count())
+				continue;
+			what = lowerFirst(o->get_description());
+			for (const ValueName &v : valueNames)
+				if (name == v.opt)
+					example = fmt::format(", e.g. {} {} {}", commandLine(),
+							      name, v.example);
+			return fmt::format("{}: no {} given ({}); expected {}{}", path, name, what,
+					   requiredForm(leaf), example);
+		}
+	}
+	return e.what();
 }
 
 /*
@@ -360,7 +580,7 @@ int main(int argc, char **argv)
 	} catch (const CLI::CallForVersion &e) {
 		return app.exit(e);
 	} catch (const CLI::ParseError &e) {
-		fmt::print(stderr, "pokelab: {}\n", e.what());
+		fmt::print(stderr, "pokelab: {}\n", pokelab::parseErrorLine(&app, e));
 		return pokelab::kExitUsage;
 	}
 

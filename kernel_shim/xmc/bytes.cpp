@@ -109,7 +109,7 @@ u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 		if (!b) {
 			if (op->nbytes >= bytesLimit) {
 				op->full = true;
-				stats.lost++;
+				countLost(&XmcStats::lostBytes);
 				continue;
 			}
 			b = &op->bytes[op->nbytes];
@@ -135,7 +135,7 @@ u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 			memmove(b->phase, b->phase + 1, kHist - 1);
 			memmove(b->seq, b->seq + 1, (kHist - 1) * sizeof(u64));
 			b->n--;
-			stats.lost++;
+			countLost(&XmcStats::lostValues);
 		}
 		b->val[b->n] = after[i];
 		b->phase[b->n] = (u8)op->phase;
@@ -154,7 +154,7 @@ u64 recordWrite(unsigned long a, const u8 *before, const u8 *after, size_t len, 
 	} else {
 		/* a window a CPU opens later does not see this write: unjudged, counted */
 		op->full = true;
-		stats.lost++;
+		countLost(&XmcStats::lostWrites);
 	}
 	if (!op->first)
 		op->first = seq;

@@ -79,7 +79,7 @@ void armedAdd(unsigned long site, u8 oldOp, u8 newOp)
 	unsigned int n = armed.n;
 
 	if (n >= kArmedMax) {
-		stats.lost++;
+		countLost(&XmcStats::lostArmed);
 		return;
 	}
 	__atomic_store_n(&armed.gen, armed.gen + 1, __ATOMIC_RELAXED);

@@ -323,6 +323,24 @@ std::string xmcVerdict(const XmcStats &s)
 	return fmt::format("xmc: {}; 0 violations -> PASS", what);
 }
 
+std::string xmcLostCauses(const XmcStats &s)
+{
+	std::string out;
+	auto add = [&out](unsigned long n, const std::string &what) {
+		if (n)
+			out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n, what);
+	};
+
+	add(s.lostWrites, fmt::format("writes past the {} an operation keeps", writesLimit));
+	add(s.lostBytes, fmt::format("bytes past the {} an operation keeps", bytesLimit));
+	add(s.lostValues, fmt::format("values or windows of a byte written more than {} times in "
+				      "one operation", kHist));
+	add(s.lostArmed, fmt::format("INT3s armed past the {} the model keeps at once", kArmedMax));
+	add(s.lostWindows, "fetch windows that a CPU's ring of 16 was too full to take (kernel "
+			   "entries faster than the writer took them)");
+	return out;
+}
+
 
 /* On the way down (BUG, an unclaimed INT3, a fatal signal): say what the model had found. */
 void xmcDeathNote() noexcept
@@ -382,8 +400,10 @@ XmcStats xmcStats() noexcept
 		s.entryChecks += __atomic_load_n(&xmcCpus[cpu].entryChecks, __ATOMIC_RELAXED);
 		for (const EmuRing &e : emuRings[cpu])
 			s.emuSkipped += __atomic_load_n(&e.dropped, __ATOMIC_RELAXED);
-		s.lost += __atomic_load_n(&xmcCpus[cpu].freshDropped, __ATOMIC_RELAXED);
+		s.lostWindows += __atomic_load_n(&xmcCpus[cpu].freshDropped, __ATOMIC_RELAXED);
 	}
+	/* stats.lostWindows stays 0: the rings count their own */
+	s.lost += s.lostWindows;
 	return s;
 }
 
@@ -406,6 +426,11 @@ XmcStats operator-(const XmcStats &a, const XmcStats &b) noexcept
 	d.violations = a.violations - b.violations;
 	d.more = a.more - b.more;
 	d.lost = a.lost - b.lost;
+	d.lostBytes = a.lostBytes - b.lostBytes;
+	d.lostWrites = a.lostWrites - b.lostWrites;
+	d.lostValues = a.lostValues - b.lostValues;
+	d.lostArmed = a.lostArmed - b.lostArmed;
+	d.lostWindows = a.lostWindows - b.lostWindows;
 	return d;
 }
 
@@ -426,6 +451,11 @@ XmcStats &operator+=(XmcStats &a, const XmcStats &b) noexcept
 	a.violations += b.violations;
 	a.more += b.more;
 	a.lost += b.lost;
+	a.lostBytes += b.lostBytes;
+	a.lostWrites += b.lostWrites;
+	a.lostValues += b.lostValues;
+	a.lostArmed += b.lostArmed;
+	a.lostWindows += b.lostWindows;
 	return a;
 }
 

@@ -236,7 +236,7 @@ bool siteView(const Intent &in, u64 serial, u64 upTo, SiteView *v)
 
 		v->b[k] = b;
 		if (b && b->lossSeq > serial) {
-			stats.lost++;
+			countLost(&XmcStats::lostValues);
 			return false;
 		}
 		if (b) {

@@ -34,6 +34,8 @@
 #include <map>
 #include <string>
 
+#include <fmt/format.h>
+
 #include <kernel_shim/boot.h>
 #include <kernel_shim/machine.h>
 #include <linux/bug.h>
@@ -433,16 +435,48 @@ BootParamRegistrar xmcParam({
 	"pokelab.xmc=1|0: the cross-modifying-code model checks every text write (default 1)",
 });
 
+unsigned int capacityParam;
+
+int setCapacity(const char *val, std::string &err)
+{
+	char *end;
+	unsigned long n = val ? strtoul(val, &end, 10) : 0;
+
+	if (!val || !isdigit((unsigned char)*val) || *end || n < 1 || n > kWritesMax) {
+		err = fmt::format("pokelab.xmc_capacity={}: expected pokelab.xmc_capacity=N, the "
+				  "writes an operation keeps, 1 to {}", val ? val : "", kWritesMax);
+		return -EINVAL;
+	}
+	capacityParam = (unsigned int)n;
+	return 0;
+}
+
+BootParamRegistrar capacityParamReg({
+	"pokelab.xmc_capacity", setCapacity, [] { capacityParam = 0; },
+	"pokelab.xmc_capacity=N: the model keeps N writes per operation, not 16384 (test only: what "
+	"does not fit is not judged, and the verdict says PARTIAL)",
+});
+
 /* The model starts empty at every boot, before anything writes text. */
 int xmcBoot(std::string &)
 {
 	xmcReset();
+	xmcTestCapacity(0, capacityParam);
 	setMachineAttr("xmc", !xmcEnabled ? "off" : eretSerialises ? "on (eret serialising)"
 							     : "on (eret plain)");
 	return 0;
 }
 
 BootHookRegistrar xmcHook({"xmc", BootStage::Machine, xmcBoot});
+
+} /* namespace */
+
+unsigned int xmcCapacityParam() noexcept
+{
+	return capacityParam;
+}
+
+namespace {
 
 /*
  * The booted machine: every site as its table demands (R7), once the

@@ -631,6 +631,8 @@ void forgetRegions();
 /* The branches of static call @key: its trampolines and inline sites (live sources). */
 std::vector<unsigned long> callGates(unsigned long key);
 void xmcTestCapacity(unsigned int bytes, unsigned int writes) noexcept;
+/* What one operation may record now (kBytesMax, kWritesMax, or less: a test, the knob). */
+extern unsigned int bytesLimit, writesLimit;
 
 /* ---- window.cpp ---- */
 int insnLength(const u8 *p, unsigned int len, bool *falls = nullptr);
@@ -768,6 +770,13 @@ void takeSelftest();
 void xmcNoteReported() noexcept;
 extern int notedOnTheWayDown;
 extern XmcStats stats;
+
+/* One window or value past the model's capacity: counted in stats.lost and in its @cause. */
+inline void countLost(unsigned long XmcStats::*cause)
+{
+	stats.*cause += 1;
+	stats.lost++;
+}
 extern std::vector<XmcViolation> violationLog;
 extern unsigned long violationsOn[NR_CPUS];
 extern bool reportedInOp[NR_CPUS];

@@ -44,7 +44,7 @@ done
 n=0
 for l in $leaves; do
 	set -- $(echo "$l" | tr : ' ')
-	# only the commands CLI11 draws (where and port-patch are argparse's)
+	# every command that draws its help as CLI11 does (where and port-patch: clihelp.py)
 	"$pokelab" "$@" --help >"$dir/help" 2>&1 || continue
 	grep -q '^Usage: .*\[OPTIONS\]' "$dir/help" || continue
 	n=$((n + 1))

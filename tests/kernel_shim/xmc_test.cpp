@@ -624,6 +624,11 @@ TEST_F(Xmc, OverflowingTheWritesIsCountedNeverStricter)
 
 	EXPECT_TRUE(v.size() > tail.size() && !v.compare(v.size() - tail.size(), tail.size(), tail))
 		<< v;
+	/* each loss is counted by the limit it passed, which the PARTIAL verdicts name */
+	EXPECT_GT(kshim::xmcStats().lostWrites, 0u);
+	EXPECT_EQ(kshim::xmcStats().lostBytes, 0u);
+	EXPECT_NE(kshim::xmcLostCauses(kshim::xmcStats()).find(" writes past the "),
+		  std::string::npos) << kshim::xmcLostCauses(kshim::xmcStats());
 }
 
 TEST_F(Xmc, OverflowingTheBytesIsCountedNeverStricter)
@@ -631,6 +636,8 @@ TEST_F(Xmc, OverflowingTheBytesIsCountedNeverStricter)
 	correctBatchWithCapacity(2, 0);
 	EXPECT_EQ(violations(), 0u) << kshim::xmcFormat(first());
 	EXPECT_GT(kshim::xmcStats().lost, 0u);
+	EXPECT_GT(kshim::xmcStats().lostBytes, 0u);
+	EXPECT_EQ(kshim::xmcStats().lostWrites, 0u);
 }
 
 TEST_F(Xmc, ASiteQueuedTwiceMayBeFetchedAsEitherRequest)

@@ -188,20 +188,12 @@ int benchScale(const BenchOptions &o)
 			   "(default 10); it takes no --iters (got --iters {})\n", o.iters);
 		return 2;
 	}
-	if (o.plotGiven && o.plot.empty()) {
-		fmt::print(stderr, "pokelab: bench scale --plot \"\": expected a FILE.svg path\n");
-		return 2;
-	}
 	if (o.cpus) {
 		fmt::print(stderr, "pokelab: bench scale runs every CPU count itself (2, 4, ... "
 			   "512); it takes no --cpus (got --cpus {})\n", o.cpus);
 		return 2;
 	}
-	if (!o.plot.empty() && (o.plot.size() < 5 || o.plot.compare(o.plot.size() - 4, 4, ".svg"))) {
-		fmt::print(stderr, "pokelab: bench scale --plot {}: expected a FILE.svg path\n",
-			   o.plot);
-		return 2;
-	}
+	/* --plot's name, FILE.svg and not empty, was checked as it was parsed (pokelab.cpp) */
 	std::string err;
 	if (!o.plot.empty() && !kshim::checkWritable(o.plot, &err)) {
 		fmt::print(stderr, "pokelab: bench scale --plot: {}\n", err);

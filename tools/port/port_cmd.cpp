@@ -30,7 +30,9 @@ void add(CLI::App &app)
 	whereCmd = app.add_subcommand("where", "Where the port keeps a kernel function, struct or "
 				      "macro (and the reverse), with its drift verdict");
 	whereCmd->prefix_command();
+	/* --help and --help-all go to the tool, which draws them as CLI11 does (clihelp.py) */
 	whereCmd->set_help_flag();
+	whereCmd->set_help_all_flag();
 	whereCmd->footer("Usage: pokelab where [--upstream DIR] NAME...   (pokelab where --help "
 			 "for the options)");
 	patchCmd = app.add_subcommand("port-patch", "Apply patches written against the Linux 7.3 "
@@ -38,6 +40,7 @@ void add(CLI::App &app)
 				      "--torture for a verdict");
 	patchCmd->prefix_command();
 	patchCmd->set_help_flag();
+	patchCmd->set_help_all_flag();
 	patchCmd->footer("Usage: pokelab port-patch [OPTIONS] PATCH... [--torture [TORTURE-OPTIONS]]"
 			 "   (pokelab port-patch --help for the options)");
 }
@@ -63,7 +66,7 @@ int run()
 		argv.push_back(a.data());
 	argv.push_back(nullptr);
 	if (access(tool.c_str(), R_OK)) {
-		fmt::print(stderr, "pokelab {}: {}: {} (the source tree this pokelab was built "
+		fmt::print(stderr, "pokelab: {}: {}: {} (the source tree this pokelab was built "
 			   "from)\n", cmd->get_name(), tool, strerror(errno));
 		return kExitUsage;
 	}
@@ -73,8 +76,10 @@ int run()
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	setenv("POKELAB_BIN", "/proc/self/exe", 0);
+	/* the name a help's Usage: line gives, as CLI11's does for the other commands */
+	setenv("POKELAB_PROG", programName().c_str(), 1);
 	execv(argv[0], argv.data());
-	fmt::print(stderr, "pokelab {}: cannot run /usr/bin/python3: {} (tools/install-deps.sh "
+	fmt::print(stderr, "pokelab: {}: cannot run /usr/bin/python3: {} (tools/install-deps.sh "
 		   "installs it)\n", cmd->get_name(), strerror(errno));
 	return kExitUsage;
 }

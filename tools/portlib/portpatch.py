@@ -3,7 +3,6 @@
 # port-patch: a patch written against the kernel tree, applied to the port.
 # See docs/porting.md, "From a kernel patch to the port".
 
-import argparse
 import difflib
 import hashlib
 import json
@@ -14,6 +13,7 @@ import sys
 import tempfile
 import time
 
+from . import clihelp
 from . import drift
 from . import kitems
 from . import patchin
@@ -438,46 +438,43 @@ def _short(s):
 	return s if len(s) <= 50 else s[:47] + '...'
 
 
-class Parser(argparse.ArgumentParser):
-	def error(self, message):
-		raise Bad('%s (usage: %s)' % (message, USAGE))
-
-
 def parse(argv):
 	torture = None
 	if '--torture' in argv:
 		k = argv.index('--torture')
 		argv, torture = argv[:k], argv[k + 1:]
-	ap = Parser(prog='pokelab port-patch', usage=USAGE, add_help=True,
-		    formatter_class=lambda prog: argparse.HelpFormatter(prog, width=100),
-		    description='Apply patches written against the Linux 7.3 tree (git diff, git '
-		    'format-patch, a b4 am mbox) to the port, by function, comments ignored, all or '
-		    'nothing. Exit 0 all placed, 1 a conflict (nothing written), 2 bad input; with '
-		    '--torture, torture\'s status, 3 for a conflict.',
-		    epilog='Everything after --torture goes to pokelab torture (default --duration '
-		    '20). See docs/porting.md, "From a kernel patch to the port".')
-	ap.add_argument('patches', nargs='*', metavar='PATCH',
-			help='patch files (git diff, git format-patch, an mbox), applied in order')
-	ap.add_argument('--check', action='store_true', help='say where each hunk goes, write nothing')
-	ap.add_argument('-R', '--reverse', action='store_true', help='take the patches back out')
+	ap = clihelp.Parser(
+		'port-patch', USAGE, 'Apply patches written against the Linux 7.3 tree (git diff, git '
+		'format-patch, a b4 am mbox) to the port, by function, comments ignored, all or '
+		'nothing. Exit 0 all placed, 1 a conflict (nothing written), 2 bad input; with '
+		'--torture, torture\'s status, 3 for a conflict',
+		footer='Everything after --torture goes to pokelab torture (default --duration '
+		'20). See docs/porting.md, "From a kernel patch to the port".')
+	ap.positional('patches', 'patch', 'FILE', 'Patch files (git diff, git format-patch, an '
+		      'mbox), applied in order')
+	ap.add_argument('--check', action='store_true', help='Say where each hunk goes, write nothing')
+	ap.add_argument('-R', '--reverse', action='store_true', help='Take the patches back out')
 	ap.add_argument('--no-record', action='store_true',
-			help='keep no record of what was replaced (-R then merges, as for a patch '
+			help='Keep no record of what was replaced (-R then merges, as for a patch '
 			'port-patch did not apply); with -R, merge even when a record exists')
 	ap.add_argument('--reject', action='store_true',
-			help='write the hunks that were placed even if some were not')
+			help='Write the hunks that were placed even if some were not')
 	ap.add_argument('--upstream', metavar='DIR',
-			help='the kernel tree the patches were made against (default: '
+			help='The kernel tree the patches were made against (default: '
 			'$POKELAB_UPSTREAM, else ../shared/reference/upstream/7.3 beside the checkout)')
 	ap.add_argument('--worktree', metavar='DIR',
-			help='apply to a new git worktree DIR of the checkout, not to the checkout')
-	ap.add_argument('--build', metavar='DIR', help='build directory for --torture (default: '
+			help='Apply to a new git worktree DIR of the checkout, not to the checkout')
+	ap.add_argument('--build', metavar='DIR', help='Build directory for --torture (default: '
 			'build/ of the tree patched)')
-	ap.add_argument('--root', metavar='DIR', help='the pokelab checkout (default: the git top '
+	ap.add_argument('--root', metavar='DIR', help='The pokelab checkout (default: the git top '
 			'level of the current directory)')
+	ap.add_argument('--torture', metavar='TORTURE-OPTIONS', help='Build the patched tree and '
+			'run pokelab torture on it with the options after it, for a verdict (it takes '
+			'the rest of the command line)')
 	args = ap.parse_args(argv)
 	args.torture = torture
 	if not args.patches:
-		raise Bad('no PATCH given (usage: %s)' % USAGE)
+		raise Bad('no PATCH given; expected %s' % USAGE)
 	root = args.root or git_top(os.getcwd())
 	if not root or not os.path.isfile(os.path.join(root, 'tools', 'port-drift')):
 		raise Bad('%s: not a pokelab checkout (run it inside one, or --root DIR)' %
@@ -686,14 +683,10 @@ def write_files(root, texts, rels):
 def run(argv):
 	try:
 		sys.exit(main(argv))
-	except Bad as e:
-		sys.stderr.write('port-patch: %s\n' % e)
-		sys.exit(2)
-	except drift.Usage as e:
-		sys.stderr.write('port-patch: %s\n' % e)
-		sys.exit(2)
+	except (Bad, clihelp.Usage, drift.Usage) as e:
+		clihelp.report('port-patch', e)
 	except BrokenPipeError:
 		sys.exit(0)
 	except KeyboardInterrupt:
-		sys.stderr.write('port-patch: interrupted; nothing more written\n')
+		sys.stderr.write('pokelab: port-patch: interrupted; nothing more written\n')
 		sys.exit(130)

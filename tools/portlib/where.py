@@ -4,12 +4,12 @@
 # file and version it ports, and its drift verdict; a port symbol or
 # FILE:LINE -> the kernel definition it ports (or that it is pokelab's own).
 
-import argparse
 import difflib
 import os
 import re
 import sys
 
+from . import clihelp
 from . import drift
 from .portmap import PortMap, default_upstream
 
@@ -81,26 +81,24 @@ def covering(pm, rel, line):
 
 
 def main(argv):
-	ap = argparse.ArgumentParser(prog='pokelab where', usage=USAGE,
-				     formatter_class=lambda prog: argparse.HelpFormatter(prog, width=100),
-				     description='Where the port keeps a kernel definition, and the '
-				     'reverse (exit 1 when a name has no port).')
-	ap.error = lambda m: (_ for _ in ()).throw(Bad('%s (usage: %s)' % (m, USAGE)))
-	ap.add_argument('names', nargs='*', metavar='NAME',
-			help='a kernel function, struct or macro; a port symbol; or FILE:LINE')
-	ap.add_argument('--upstream', metavar='DIR', help='the kernel tree for the drift verdict '
+	ap = clihelp.Parser('where', USAGE, 'Where the port keeps a kernel definition, and the '
+			    'reverse (exit 1 when a name has no port)')
+	ap.positional('names', 'name', 'TEXT', 'A kernel function, struct or macro; a port symbol; or '
+		      'FILE:LINE')
+	ap.add_argument('--upstream', metavar='DIR', help='The kernel tree for the drift verdict '
 			'(default: $POKELAB_UPSTREAM, else ../shared/reference/upstream/7.3)')
-	ap.add_argument('--root', metavar='DIR', help='the pokelab tree (default: this one)')
+	ap.add_argument('--root', metavar='DIR', help='The pokelab tree (default: this one)')
 	ap.add_argument('--brief', action='store_true', help='FILE:LINE alone, one per name')
 	args = ap.parse_args(argv)
 	if not args.names:
-		raise Bad('no NAME given (usage: %s)' % USAGE)
+		raise Bad('no NAME given; expected %s' % USAGE)
 	root = args.root or os.path.dirname(os.path.dirname(os.path.dirname(
 		os.path.abspath(__file__))))
 	pm = PortMap(root)
 	up = args.upstream or default_upstream(root)
 	if args.upstream and not os.path.isdir(args.upstream):
-		raise Bad('--upstream %s: no such directory (want a Linux 7.3 tree)' % args.upstream)
+		raise Bad('--upstream %s: no such directory; expected --upstream DIR, a Linux 7.3 '
+			  'tree' % args.upstream)
 	tree = drift.Tree(up) if up and not args.brief else None
 	status = 0
 	defs = None
@@ -143,8 +141,7 @@ def main(argv):
 def run(argv):
 	try:
 		sys.exit(main(argv))
-	except (Bad, drift.Usage) as e:
-		sys.stderr.write('pokelab where: %s\n' % e)
-		sys.exit(2)
+	except (Bad, clihelp.Usage, drift.Usage) as e:
+		clihelp.report('where', e)
 	except BrokenPipeError:
 		sys.exit(0)

@@ -403,6 +403,12 @@ namespace xmc {
 void xmcTestCapacity(unsigned int bytes, unsigned int writes) noexcept;
 }
 using xmc::xmcTestCapacity;
+/*
+ * The boot parameter pokelab.xmc_capacity=N, the same for a run: the model
+ * keeps at most N writes per operation (default and most 16384), so that a
+ * test sees a PARTIAL verdict and what it says. 0 when not given.
+ */
+unsigned int xmcCapacityParam() noexcept;
 
 /* End an open implicit operation and collect what other CPUs found. Task context. */
 void xmcQuiesce() noexcept;

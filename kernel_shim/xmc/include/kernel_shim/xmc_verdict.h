@@ -88,7 +88,12 @@ struct XmcStats {
 	unsigned long serialisations;	/* seen by the model at a check (approximate) */
 	unsigned long violations;	/* one per CPU and operation at most */
 	unsigned long more;		/* further violating windows of those */
-	unsigned long lost;		/* windows the model could not keep (capacity) */
+	unsigned long lost;		/* windows the model could not keep (capacity), of: */
+	unsigned long lostBytes;	/*  bytes of an operation past the bytes it keeps */
+	unsigned long lostWrites;	/*  writes of an operation past the writes it keeps */
+	unsigned long lostValues;	/*  values of a byte past the 6 kept, and windows on it */
+	unsigned long lostArmed;	/*  INT3s armed at once past those it keeps */
+	unsigned long lostWindows;	/*  windows a CPU's full ring could not take */
 	unsigned long events() const
 	{
 		return writes + windows + returnChecks + entryChecks + int3Checks + siteChecks +
@@ -116,6 +121,12 @@ void xmcSetReporter(void (*fn)(const XmcViolation &v));
 std::string xmcFormat(const XmcViolation &v);
 /* "xmc: N text writes, ... -> PASS|FAIL|NOTHING CHECKED". */
 std::string xmcVerdict(const XmcStats &s);
+/*
+ * What a PARTIAL verdict left unjudged, by the limit each part passed: "40
+ * writes past the 2 an operation keeps, 3 fetch windows a CPU's full ring
+ * of 16 could not take"; "" when nothing was lost.
+ */
+std::string xmcLostCauses(const XmcStats &s);
 const char *xmcRuleName(XmcRule r);
 
 /*
