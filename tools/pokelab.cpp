@@ -415,8 +415,21 @@ std::string parseErrorLine(CLI::App *app, const CLI::ParseError &e)
 	if (dynamic_cast<const CLI::ArgumentMismatch *>(&e)) {
 		const CLI::Option *o = givenTwice(leaf);
 
-		if (!o)
-			return e.what();
+		if (!o) {
+			/* CLI11's "--flips: 1 required UINT:1..100000 missing": the value left off */
+			std::string w = e.what(), name = w.substr(0, w.find(':'));
+			const CLI::Option *m = leaf->get_option_no_throw(name);
+
+			std::string form = m ? m->get_type_name() : "";
+
+			if (!m || w.find(" missing") == std::string::npos)
+				return w;
+			for (const ValueName &v : valueNames)
+				if (name == v.opt)
+					form = fmt::format("{}, e.g. {} {}", v.name, name, v.example);
+			return fmt::format("{}: no value given; expected {} {} (see 'pokelab {} "
+					   "--help')", name, name, form, path);
+		}
 		return fmt::format("{}: given {} ({}); it may be given once", o->get_name(),
 				   o->count() == 2 ? std::string("twice")
 						   : fmt::format("{} times", o->count()),
