@@ -23,6 +23,19 @@ leaves() {
 	done
 }
 
+# each_leaf FN: for every command, its help in $dir/help and FN called with
+# the command's words (FN returns where a loop would continue); n counts
+# the calls that returned 0
+each_leaf() {
+	n=0
+	for l in $(leaves); do
+		set -- $(echo "$l" | tr : ' ')
+		"$pokelab" "$@" --help >"$dir/help" 2>&1 || continue
+		"$each_leaf_fn" "$@" && n=$((n + 1))
+	done
+	return 0
+}
+
 # usage_line ARGS...: pokelab ARGS must exit 2 with one line on stderr that
 # starts with "pokelab: ", nothing on stdout (before anything boots); the
 # line is left in $dir/err

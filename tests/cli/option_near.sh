@@ -21,21 +21,20 @@ near() {
 		fail "pokelab $args $typed: no 'did you mean $known': $(cat "$dir/err")"
 }
 
-n=0
-for l in $(leaves); do
-	set -- $(echo "$l" | tr : ' ')
-	"$pokelab" "$@" --help >"$dir/help" 2>&1 || continue
+check_near() {
 	opt=$(sed -n '/^Options:$/,/^$/p' "$dir/help" | grep -v -e '--help' |
 		sed -n -E 's/^  (-[a-zA-Z],)?(--[a-z][a-z0-9-]{3,})( .*)?$/\2/p' | head -1)
-	[ -n "$opt" ] || continue
+	[ -n "$opt" ] || return 1
 	near "$@" "$(echo "$opt" | sed 's/.$//')" "$opt"
 	near "$@" "$(echo "$opt" | sed -E 's/^--(.)(.)/--\2\1/')" "$opt"
 	near "$@" "${opt}x" "$opt"
 	usage_line "$@" --zzzzzz
 	grep -Fqx "pokelab: --zzzzzz: unknown option of $*; see 'pokelab $* --help'" "$dir/err" ||
 		fail "pokelab $* --zzzzzz: $(cat "$dir/err")"
-	n=$((n + 1))
-done
+	return 0
+}
+each_leaf_fn=check_near
+each_leaf
 [ $n -ge 10 ] || fail "only $n commands checked"
 
 # the newcomer's own, a value after =, and a prefix of three

@@ -11,24 +11,23 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/leaves.sh"
 
-n=0
-for l in $(leaves); do
-	set -- $(echo "$l" | tr : ' ')
-	"$pokelab" "$@" --help >"$dir/help" 2>&1 || continue
+check_twice() {
 	# --opt UINT:LO..HI, FLOAT:LO..HI, TEXT:{FIRST,...}, DIR: the option and a value it takes
 	pick=$(sed -n '/^Options:$/,/^$/p' "$dir/help" | grep -v 'more than once' | sed -n -E '
 		s/^  (-[a-z],)?(--[a-z][a-z0-9-]*) (UINT|FLOAT):([0-9.]+)\.\..*/\2 \4/p
 		s/^  (-[a-z],)?(--[a-z][a-z0-9-]*) TEXT:\{([^,}]+)[,}].*/\2 \3/p
 		s/^  (-[a-z],)?(--[a-z][a-z0-9-]*) DIR .*/\2 ./p' | head -1)
-	[ -n "$pick" ] || continue
+	[ -n "$pick" ] || return 1
 	set -- "$@" $pick $pick
 	opt=$(echo "$pick" | cut -d' ' -f1)
 	val=$(echo "$pick" | cut -d' ' -f2)
 	usage_line "$@"
 	grep -Fqx "pokelab: $opt: given twice ($val and $val); it may be given once" "$dir/err" ||
 		fail "pokelab $*: not the line of an option given twice: $(cat "$dir/err")"
-	n=$((n + 1))
-done
+	return 0
+}
+each_leaf_fn=check_twice
+each_leaf
 [ $n -ge 10 ] || fail "only $n commands checked"
 
 # the = form, three times; a short option's long name

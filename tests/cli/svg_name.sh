@@ -9,10 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/leaves.sh"
 
-n=0
-for l in $(leaves); do
-	set -- $(echo "$l" | tr : ' ')
-	"$pokelab" "$@" --help >"$dir/help" 2>&1 || continue
+nsvg=0
+check_svg() {
 	# what else the command needs to get as far as the name: timeline its trace
 	extra=""
 	grep -q '^  trace TEXT REQUIRED' "$dir/help" && extra="$dir/none.txt"
@@ -25,13 +23,16 @@ for l in $(leaves); do
 				fail "pokelab $* $opt $bad: $(cat "$dir/err")"
 			[ ! -e "$dir/$bad" ] || fail "pokelab $* $opt $bad: wrote $bad"
 		done
-		n=$((n + 1))
+		nsvg=$((nsvg + 1))
 	done
-done
+	return 0
+}
+each_leaf_fn=check_svg
+each_leaf
 # demo, torture, explain, run bpf-stats and isolation, bench, timeline
-[ $n -ge 7 ] || fail "only $n options that write an SVG checked"
+[ $nsvg -ge 7 ] || fail "only $nsvg options that write an SVG checked"
 # upper case is still the name of an SVG: refused later only for the missing trace
 usage_line timeline "$dir/none.txt" -o "$dir/T.SVG"
 grep -q 'not a .svg name' "$dir/err" && fail "timeline -o T.SVG: refused for its name"
-echo "every option that writes an SVG ($n of them) refuses a name not ending in .svg"
+echo "every option that writes an SVG ($nsvg of them) refuses a name not ending in .svg"
 exit 0
