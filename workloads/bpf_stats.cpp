@@ -512,9 +512,11 @@ std::string formatBpfStats(const BpfStatsResult &r)
 		return s;
 	}
 	if (r.ok() && r.xmc.lost) {
+		/* what was lost and what would make it whole, in torture's words */
 		s += fmt::format("verdict: PASS, PARTIAL: the model judged all but {} past its "
-				 "capacity\n", kshim::nOf(r.xmc.lost, "window or value",
-							    "windows or values"));
+				 "capacity: {}; {}\n", kshim::nOf(r.xmc.lost, "window or value",
+								   "windows or values"),
+				 kshim::xmcLostCauses(r.xmc), kshim::xmcPartialHint(r.xmc));
 		return s;
 	}
 	/* nothing failed, but a check had nothing to judge, or its judge was turned off */

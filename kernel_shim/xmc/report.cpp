@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <kernel_shim/boot.h>
 #include <kernel_shim/disasm.h>
 #include <kernel_shim/plural.h>
 #include <kernel_shim/port_map.h>
@@ -292,19 +293,20 @@ std::string xmcVerdict(const XmcStats &s)
 {
 	std::string what = fmt::format(
 		"model of cross-modifying code (SDM Vol. 3A 8.1.3): {} ({} bytes) in {}; checked {}, "
-		"{} at returns, {}, {}, {} at returns, {}, {} against their tables",
+		"{} at returns, {}, {}, {} at returns, {}{}, {} against their tables",
 		nOf(s.writes, "text write"), s.bytes, nOf(s.ops, "operation"),
 		nOf(s.windows, "fetch window"), nOf(s.returnChecks, "CPU"),
 		nOf(s.entryChecks, "kernel entry", "kernel entries"),
 		nOf(s.int3Checks, "INT3 refs check"), nOf(s.siteChecks, "site"),
-		nOf(s.emulations, "INT3 emulation"), nOf(s.tableChecks, "site"));
+		nOf(s.emulations, "INT3 emulation"),
+		/* the emulations a full ring dropped: the count it belongs to */
+		s.emuSkipped ? fmt::format(" ({} more not sampled)", s.emuSkipped) : "",
+		nOf(s.tableChecks, "site"));
 
-	if (s.emuSkipped)
-		what += fmt::format(" ({} more not sampled)", s.emuSkipped);
 	what += fmt::format("; {} seen", nOf(s.serialisations, "serialisation"));
+	/* what was not kept, by its limit: "N fetch windows" above counts those decided */
 	if (s.lost)
-		what += fmt::format("; {} past the model's capacity",
-				    nOf(s.lost, "window or value", "windows or values"));
+		what += "; past the model's capacity: " + xmcLostCauses(s);
 	if (!xmcEnabled)
 		return "xmc: the cross-modifying-code model is off (pokelab.xmc=0) -> NOTHING CHECKED";
 	if (s.violations)
@@ -341,6 +343,30 @@ std::string xmcLostCauses(const XmcStats &s)
 	return out;
 }
 
+std::string xmcPartialHint(const XmcStats &s)
+{
+	const BootInfo &bi = bootInfo();
+	unsigned int cap = xmcCapacityParam();
+	std::string again, out;
+
+	if (cap && s.lostWrites)
+		again = fmt::format("without pokelab.xmc_capacity={} (it lowered the writes an "
+				    "operation keeps from {})", cap, kWritesMax);
+	if (s.lostWindows)
+		again += (again.empty() ? "" : " and ") +
+			 (bi.oversubscribed
+				  ? fmt::format("with --cpus {} (one CPU per PU: with {} CPUs on {} "
+						"PUs the writer waited for a PU)",
+						std::max(bi.nrPus, 2u), bi.nrCpus, bi.nrPus)
+				  : std::string("on a quieter host (the writer waited for its PU)"));
+	if (!again.empty())
+		out = "for a whole verdict, run it again " + again;
+	if ((!cap && s.lostWrites) || s.lostBytes || s.lostValues || s.lostArmed)
+		out += std::string(out.empty() ? "" : "; the rest ") +
+		       "passed a limit of the model itself, which no option raises (docs/testing.md, "
+		       "\"Capacity\")";
+	return out;
+}
 
 /* On the way down (BUG, an unclaimed INT3, a fatal signal): say what the model had found. */
 void xmcDeathNote() noexcept

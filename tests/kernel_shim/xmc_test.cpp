@@ -629,6 +629,27 @@ TEST_F(Xmc, OverflowingTheWritesIsCountedNeverStricter)
 	EXPECT_EQ(kshim::xmcStats().lostBytes, 0u);
 	EXPECT_NE(kshim::xmcLostCauses(kshim::xmcStats()).find(" writes past the "),
 		  std::string::npos) << kshim::xmcLostCauses(kshim::xmcStats());
+	/*
+	 * and the model's own line says what it lost by its limit, not as
+	 * "windows or values" beside the fetch windows it did check
+	 */
+	EXPECT_NE(v.find("; past the model's capacity: " +
+			 kshim::xmcLostCauses(kshim::xmcStats()) + ";"), std::string::npos) << v;
+}
+
+/* Emulations a full ring dropped are said beside the emulations, not another count. */
+TEST(XmcVerdict, NotSampledFollowsTheEmulations)
+{
+	kshim::XmcStats s{};
+	std::string v;
+
+	s.writes = 10;
+	s.emulations = 7;
+	s.emuSkipped = 3;
+	s.tableChecks = 12;
+	v = kshim::xmcVerdict(s);
+	EXPECT_NE(v.find("7 INT3 emulations (3 more not sampled), 12 sites against their tables"),
+		  std::string::npos) << v;
 }
 
 TEST_F(Xmc, OverflowingTheBytesIsCountedNeverStricter)

@@ -35,41 +35,6 @@
 
 namespace pokelab::torture {
 
-namespace {
-
-/*
- * What would make a PARTIAL run's verdict whole, from what the model could
- * not keep: the knob that lowered its limits, CPUs that outnumber the PUs
- * (a writer descheduled takes the isolated CPUs' windows too seldom), or
- * nothing a run can change (the model's own limits: docs/testing.md).
- */
-std::string partialHint(const kshim::XmcStats &x)
-{
-	const kshim::BootInfo &bi = kshim::bootInfo();
-	unsigned int cap = kshim::xmcCapacityParam();
-	std::string again, s;
-
-	if (cap && x.lostWrites)
-		again = fmt::format("without pokelab.xmc_capacity={} (it lowered the writes an "
-				    "operation keeps from 16384)", cap);
-	if (x.lostWindows)
-		again += (again.empty() ? "" : " and ") +
-			 (bi.oversubscribed
-				  ? fmt::format("with --cpus {} (one CPU per PU: with {} CPUs on {} "
-						"PUs the writer waited for a PU)",
-						std::max(bi.nrPus, 2u), bi.nrCpus, bi.nrPus)
-				  : std::string("on a quieter host (the writer waited for its PU)"));
-	if (!again.empty())
-		s = "for a whole verdict, run it again " + again;
-	if ((!cap && x.lostWrites) || x.lostBytes || x.lostValues || x.lostArmed)
-		s += std::string(s.empty() ? "" : "; the rest ") +
-		     "passed a limit of the model itself, which no option raises (docs/testing.md, "
-		     "\"Capacity\")";
-	return s;
-}
-
-} /* namespace */
-
 /*
  * The run's summary, verdict and timeline: by the main thread once every
  * CPU returned (End::InOrder), or by torture_end.cpp's thread or the stop
@@ -224,7 +189,7 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 		fmt::print("torture: SUCCESS, PARTIAL (seed {}): the model judged all but {} past "
 			   "its capacity: {}; {}\n", seedUsed, kshim::nOf(x.lost, "window or value",
 								       "windows or values"),
-			   kshim::xmcLostCauses(x), partialHint(x));
+			   kshim::xmcLostCauses(x), kshim::xmcPartialHint(x));
 	else if (success && !interrupted)
 		fmt::print("torture: SUCCESS (seed {})\n", seedUsed);
 	else if (!interrupted && !kshim::xmcEnabled && why.empty() && bad.empty() && !warns)

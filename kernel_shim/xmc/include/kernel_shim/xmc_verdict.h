@@ -127,6 +127,15 @@ std::string xmcVerdict(const XmcStats &s);
  * of 16 could not take"; "" when nothing was lost.
  */
 std::string xmcLostCauses(const XmcStats &s);
+/*
+ * What would make a PARTIAL run's verdict whole, from what the model could
+ * not keep: without the knob that lowered its limits, with no more CPUs
+ * than PUs (a writer descheduled takes the isolated CPUs' windows too
+ * seldom), on a quieter host, or nothing a run can change (the model's own
+ * limits: docs/testing.md). "" when nothing was lost. Task context, after
+ * the run (it reads the booted machine's shape).
+ */
+std::string xmcPartialHint(const XmcStats &s);
 const char *xmcRuleName(XmcRule r);
 
 /*
