@@ -344,6 +344,9 @@ std::string machineLine()
 		s += fmt::format(", {} {}", k, v);
 	if (!cpumask_empty(&info.nohzFull))
 		s += fmt::format(", nohz_full={}", cpumaskPrintList(&info.nohzFull));
+	/* as given: its flags say from what the CPUs are isolated */
+	if (!isolcpusGiven().empty())
+		s += fmt::format(", isolcpus={}", isolcpusGiven());
 	return s;
 }
 

@@ -27,6 +27,9 @@
 
 namespace kshim {
 
+/* isolcpus= as given at boot ("nohz,3"), "" when not given (isolation.cpp). */
+const std::string &isolcpusGiven() noexcept;
+
 /*
  * A report's names for a place in the source (lockdep.cpp, watchdog_checks.cpp):
  * __FILE__ without the build directory's leading "../", and a function's

@@ -73,6 +73,19 @@ void resetIsolcpus()
 	isolcpusText.clear();
 }
 
+} /* namespace */
+
+namespace kshim {
+
+const std::string &isolcpusGiven() noexcept
+{
+	return isolcpusText;
+}
+
+} /* namespace kshim */
+
+namespace {
+
 kshim::BootParamRegistrar isolcpusParam({
 	"isolcpus", setIsolcpus, resetIsolcpus,
 	"isolcpus=[nohz,][domain,][managed_irq,]LIST: CPUs to isolate (cpulist syntax)",
