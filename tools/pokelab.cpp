@@ -581,6 +581,8 @@ int main(int argc, char **argv)
 		level = next;
 	}
 
+	/* an unknown boot parameter with none near sends the user to this command's list */
+	kshim::setBootParamsHelpHint(path + " --help-all");
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::CallForHelp &e) {

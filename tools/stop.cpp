@@ -95,8 +95,9 @@ void watcher()
 			signalTaken.store(sig);
 			clock_gettime(CLOCK_MONOTONIC, &first);
 			stopping.store(true);
-			say("pokelab: stopping after the operation in progress (a second signal exits "
-			    "at once)\n");
+			/* the same signal within kSameStopMs is this stop again: say so */
+			say("pokelab: stopping after the operation in progress (another Ctrl-C after "
+			    "0.5 s exits at once)\n");
 			continue;
 		}
 		if (sig == signalTaken.load() && msSince(first) < kSameStopMs)

@@ -123,16 +123,65 @@ BootParamRegistrar nohzFullParam({
 	"nohz_full=LIST: isolated CPUs (kernel cpulist syntax)",
 });
 
-std::string acceptedParams()
+std::string &paramsHelpHint()
 {
-	std::string s;
+	static std::string hint = "pokelab COMMAND --help-all";
 
-	for (const BootParam &p : paramTable())
-		s += (s.empty() ? "" : ", ") + std::string(p.name);
-	return s;
+	return hint;
+}
+
+size_t editDistance(const std::string &a, const std::string &b)
+{
+	std::vector<size_t> row(b.size() + 1);
+
+	for (size_t j = 0; j <= b.size(); j++)
+		row[j] = j;
+	for (size_t i = 1; i <= a.size(); i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= b.size(); j++) {
+			size_t up = row[j];
+
+			row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+					   diag + (a[i - 1] != b[j - 1])});
+			diag = up;
+		}
+	}
+	return row[b.size()];
+}
+
+/*
+ * An unknown boot parameter: the known ones one edit or a prefix away, as
+ * an unknown option's line names them, else where the list is; one line.
+ */
+std::string unknownParamLine(const std::string &tok, const std::string &name, bool hasVal)
+{
+	std::vector<std::string> near;
+	std::string list;
+
+	for (const BootParam &p : paramTable()) {
+		std::string known = p.name;
+		bool prefix = name.size() >= 2 && (!known.compare(0, name.size(), name) ||
+						   !name.compare(0, known.size(), known));
+
+		if (prefix || editDistance(name, known) <= 1)
+			near.push_back(known + (hasVal ? "=" : ""));
+	}
+	if (near.empty())
+		return fmt::format("{}: unknown boot parameter; see '{}' for the list", tok,
+				   paramsHelpHint());
+	for (size_t i = 0; i < near.size(); i++)
+		list += (i ? (i + 1 == near.size() ? " or " : ", ") : "") + near[i];
+	return fmt::format("{}: unknown boot parameter; did you mean {}?", tok, list);
 }
 
 } /* namespace */
+
+void setBootParamsHelpHint(const std::string &hint)
+{
+	paramsHelpHint() = hint;
+}
 
 std::vector<std::string> bootParamForms()
 {
@@ -171,8 +220,7 @@ int parseCmdline(std::string_view cmdline, std::string &err)
 		auto it = std::find_if(paramTable().begin(), paramTable().end(),
 				       [&](const BootParam &p) { return name == p.name; });
 		if (it == paramTable().end()) {
-			err = fmt::format("unknown boot parameter '{}'; accepted: {}", tok,
-					  acceptedParams());
+			err = unknownParamLine(tok, name, hasVal);
 			return -EINVAL;
 		}
 		int ret = it->set(hasVal ? val.c_str() : nullptr, err);
@@ -391,18 +439,22 @@ int boot(std::string_view cmdline, std::string *errOut, bool quiet)
 		for (unsigned int c = 0; c < NR_CPUS; c++)
 			if (cpumask_test_cpu(c, &paramNohzFull))
 				last = c;
+		/* the accepted form, in words an option's line can take over (boot_twin.h) */
+		std::string form = nr < 2 ? std::string("; expected no nohz_full= on 1 CPU") :
+			fmt::format("; expected nohz_full=CPULIST within {}",
+				    nr == 2 ? std::string("1") : fmt::format("1-{}", nr - 1));
+
 		if (last >= nr) {
-			err = fmt::format("nohz_full={}: CPU {} is beyond nr_cpus={} (CPUs are 0-{})",
-					  nohzFullText, last, nr, nr - 1);
+			err = fmt::format("nohz_full={}: CPU {} is beyond nr_cpus={} (CPUs are 0-{}){}",
+					  nohzFullText, last, nr, nr - 1, form);
 			ret = -EINVAL;
 		} else if (cpumask_weight(&paramNohzFull) >= nr) {
 			err = fmt::format("nohz_full={}: isolates all {} CPUs; at least one "
-					  "housekeeping CPU must remain", nohzFullText, nr);
+					  "housekeeping CPU must remain{}", nohzFullText, nr, form);
 			ret = -EINVAL;
 		} else if (cpu == 0) {
 			err = fmt::format("nohz_full={}: CPU 0 is the boot CPU, which runs the "
-					  "housekeeping work; isolate CPUs 1-{} only", nohzFullText,
-					  nr - 1);
+					  "housekeeping work{}", nohzFullText, form);
 			ret = -EINVAL;
 		}
 		if (ret) {

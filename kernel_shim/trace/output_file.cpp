@@ -139,6 +139,10 @@ bool OutputFile::open(const std::string &path, std::string *err)
 					   "renamed into place); expected a path in a writable "
 					   "directory",
 					   path, outputDir(path));
+		else if (e == ENOENT && stat(outputDir(path).c_str(), &st))
+			*err = fmt::format("cannot write '{}': its directory, {}, does not exist; "
+					   "expected a path in an existing directory", path,
+					   outputDir(path));
 		else
 			*err = fmt::format("cannot write '{}' (a new file in {}): {}", path,
 					   outputDir(path), strerror(e));

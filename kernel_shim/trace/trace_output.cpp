@@ -508,8 +508,9 @@ bool traceFormatFor(const std::string &path, const std::string &name, TraceForma
 		return true;
 	}
 	if (!name.empty()) {
-		*err = fmt::format("--trace-format: bad value '{}'; expected text or dat (default: "
-				   "dat for a FILE ending in .dat, else text)", name);
+		*err = fmt::format("--trace-format {}: not a trace format; expected --trace-format "
+				   "text or dat (default: dat for a FILE ending in .dat, else text)",
+				   name);
 		return false;
 	}
 	*fmt = dat ? TraceFormat::Dat : TraceFormat::Text;

@@ -100,6 +100,9 @@ grep -q '^pokelab: second signal' "$dir/twice.out" &&
 	fail "SIGINT twice in 50 ms: the second copy was taken as a second signal"
 grep -q '^torture: INTERRUPTED after .* (SIGINT)' "$dir/twice.out" ||
 	fail "SIGINT twice in 50 ms: no 'INTERRUPTED after' line"
+# the stop line says what it does: a copy within 0.5 s is the same Ctrl-C
+grep -q '^pokelab: stopping after the operation in progress (another Ctrl-C after 0\.5 s exits at once)$' \
+	"$dir/twice.out" || fail "SIGINT: the stop line does not say that a copy within 0.5 s is one"
 # (timeout -s INT and -s TERM themselves on a wedged run: torture_wedge_refs_leak_put_sig*)
 # and on runs that stop in order, as a script stops them: one stop, the summary, the
 # trace.dat written whole (timeout's own status is 124; --preserve-status gives pokelab's)

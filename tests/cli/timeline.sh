@@ -58,6 +58,9 @@ grep -q '<path class="flush" data-cpu="3"' "$dir/t.svg" || fail "no deferred flu
 
 "$pokelab" timeline "$dir/t.txt" -o "$dir/a.svg" --title run >"$dir/a.out" ||
 	fail "timeline of the text trace failed"
+# the picture is named as every written file is, once in place
+grep -qxF "pokelab: wrote $dir/a.svg (--output)" "$dir/a.out" ||
+	fail "timeline: no 'pokelab: wrote $dir/a.svg (--output)'"
 "$pokelab" timeline "$dir/t.dat" -o "$dir/b.svg" --title run >"$dir/b.out" ||
 	fail "timeline of the trace.dat failed"
 cmp -s "$dir/a.svg" "$dir/b.svg" || fail "text and trace.dat give different pictures"

@@ -31,6 +31,8 @@ eval "$replay --results '$r'" >"$dir/replay.out" 2>&1 || fail "the replay failed
 [ "$(grep '^decision digest' "$dir/a.out")" = "$(grep '^decision digest' "$dir/replay.out")" ] ||
 	fail "the replay made other decisions"
 [ "$(wc -l <"$r")" -eq 2 ] || fail "expected 2 records, got $(wc -l <"$r")"
+# the results file is named once its record is in, as every written file is
+grep -qxF "pokelab: wrote $r (--results)" "$dir/a.out" || fail "no 'pokelab: wrote $r (--results)'"
 for n in 1 2; do
 	o="r['options']"
 	want="pokelab-torture-result/1 SUCCESS 3 200 2 0"

@@ -156,7 +156,11 @@ int runDemo(const DemoOptions &o)
 	if (!o.ctDefer.empty())
 		cmdline += " pokelab.ct_defer=" + o.ctDefer;
 	if (kshim::boot(cmdline, &err, true))
-		return usageError(err);
+		return usageError(pokelab::inOptionWords(err, {
+			{"--cpus", o.cpus ? std::to_string(o.cpus) : "", "nr_cpus"},
+			{"--refs", o.refs, "pokelab.refs"}, {"--sync", o.sync, "pokelab.sync"},
+			{"--nohz-full", o.nohzFull, "nohz_full"},
+			{"--ct-defer", o.ctDefer, "pokelab.ct_defer"}}));
 	if (nr_cpu_ids < 2) {
 		kshim::shutdown();
 		return usageError(fmt::format("nr_cpus={}: the demo needs at least 2 CPUs (CPU 0 "

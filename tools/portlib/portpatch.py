@@ -28,15 +28,6 @@ USAGE = 'pokelab port-patch [OPTIONS] PATCH... [--torture [TORTURE-OPTIONS]]'
 COVERAGE_HEADING = '## Coverage'
 
 
-def git_top(path):
-	try:
-		p = subprocess.run(['git', '-C', path, 'rev-parse', '--show-toplevel'],
-				   capture_output=True, text=True)
-	except OSError:
-		return None
-	return p.stdout.strip() if p.returncode == 0 else None
-
-
 def read_not_ported(root):
 	"""{kernel name: why it is not (or only partly) ported}, from docs/porting.md."""
 	path = os.path.join(root, 'docs', 'porting.md')
@@ -466,8 +457,8 @@ def parse(argv):
 			help='Apply to a new git worktree DIR of the checkout, not to the checkout')
 	ap.add_argument('--build', metavar='DIR', help='Build directory for --torture (default: '
 			'build/ of the tree patched)')
-	ap.add_argument('--root', metavar='DIR', help='The pokelab checkout (default: the git top '
-			'level of the current directory)')
+	ap.add_argument('--root', metavar='DIR', help='The pokelab checkout (default: the one '
+			'this command is in)')
 	ap.add_argument('--torture', metavar='TORTURE-OPTIONS', help='Build the patched tree and '
 			'run pokelab torture on it with the options after it, for a verdict (it takes '
 			'the rest of the command line)')
@@ -475,10 +466,12 @@ def parse(argv):
 	args.torture = torture
 	if not args.patches:
 		raise Bad('no PATCH given; expected %s' % USAGE)
-	root = args.root or git_top(os.getcwd())
-	if not root or not os.path.isfile(os.path.join(root, 'tools', 'port-drift')):
-		raise Bad('%s: not a pokelab checkout (run it inside one, or --root DIR)' %
-			  (args.root or os.getcwd()))
+	# the checkout this script is in, as where's, whatever the current directory
+	root = args.root or os.path.dirname(os.path.dirname(os.path.dirname(
+		os.path.abspath(__file__))))
+	if not os.path.isfile(os.path.join(root, 'tools', 'port-drift')):
+		raise Bad('--root %s: not a pokelab checkout; expected --root DIR, a pokelab '
+			  'checkout' % root)
 	args.root = os.path.abspath(root)
 	given = args.upstream
 	args.upstream = args.upstream or default_upstream(args.root)

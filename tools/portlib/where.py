@@ -87,7 +87,8 @@ def main(argv):
 		      'FILE:LINE')
 	ap.add_argument('--upstream', metavar='DIR', help='The kernel tree for the drift verdict '
 			'(default: $POKELAB_UPSTREAM, else ../shared/reference/upstream/7.3)')
-	ap.add_argument('--root', metavar='DIR', help='The pokelab tree (default: this one)')
+	ap.add_argument('--root', metavar='DIR', help='The pokelab checkout (default: the one '
+			'this command is in)')
 	ap.add_argument('--brief', action='store_true', help='FILE:LINE alone, one per name')
 	args = ap.parse_args(argv)
 	if not args.names:
@@ -132,8 +133,11 @@ def main(argv):
 			continue
 		names = sorted({e.name for e in pm.entries} | set(defs))
 		near = difflib.get_close_matches(name, names, n=4, cutoff=0.6)
-		print('%s: no kernel definition of that name has a port, and the port defines no '
-		      'such symbol%s' % (raw, '; near: ' + ', '.join(near) if near else ''))
+		# a result, not a usage error (exit 1), but a miss: on stderr, as pokelab says one
+		sys.stdout.flush()
+		print('pokelab: where: %s: not in the port (no kernel definition of that name has a '
+		      'port, and the port defines no such symbol%s)' %
+		      (raw, '; near: ' + ', '.join(near) if near else ''), file=sys.stderr)
 		status = 1
 	return status
 

@@ -30,6 +30,7 @@
 #include "command.h"
 #include "options.h"
 #include "timeline/timeline.h"
+#include "wrote.h"
 
 namespace pokelab {
 
@@ -449,8 +450,9 @@ int runTimeline()
 		fmt::print(stderr, "pokelab: timeline: {}\n", err);
 		return 1;
 	}
-	fmt::print("timeline: {} events read, {} of them of the kinds it draws, on {} CPUs -> {}\n",
-		   lines, ev.size(), nr, opts.out);
+	fmt::print("timeline: {} events read, {} of them of the kinds it draws, on {} CPUs\n",
+		   lines, ev.size(), nr);
+	sayWrote(opts.out, "--output");
 	return 0;
 }
 

@@ -477,7 +477,11 @@ int run()
 	/* the console's WARN/BUG reports from the boot on count against the run */
 	warnsAtBoot = kshim::warnCount();
 	if (kshim::boot(cmdline, &err, true)) {
-		fmt::print(stderr, "pokelab: {}\n", err);
+		/* a value the user typed as an option is named as typed; a seeded list is not */
+		fmt::print(stderr, "pokelab: {}\n", pokelab::inOptionWords(err, {
+			{"--cpus", opts.cpus ? std::to_string(opts.cpus) : "", "nr_cpus"},
+			{"--nohz-full", opts.nohzFullSet ? opts.nohzFull : "", "nohz_full"},
+			{"--ct-defer", opts.ctDefer, "pokelab.ct_defer"}}));
 		return 2;
 	}
 	n = nr_cpu_ids;

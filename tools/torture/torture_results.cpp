@@ -49,6 +49,7 @@
 #include <pokelab/text_poke_stats.h>
 
 #include "pokelab_git.h"
+#include "wrote.h"
 #include "torture_results.h"
 
 namespace pokelab::torture {
@@ -380,6 +381,8 @@ bool resultsWrite(std::string *err)
 				   strerror(error));
 		return false;
 	}
+	/* the record is in place, whole: named as every written file is (wrote.h) */
+	pokelab::sayWrote(path, "--results");
 	return true;
 }
 

@@ -16,4 +16,11 @@ namespace kshim {
  */
 std::vector<std::string> bootParamForms();
 
+/*
+ * Where an unknown boot parameter's line sends the user for the list when
+ * no known one is near ("pokelab demo --help-all"); set by the program
+ * once it knows its command.
+ */
+void setBootParamsHelpHint(const std::string &hint);
+
 } /* namespace kshim */
