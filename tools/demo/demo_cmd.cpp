@@ -203,12 +203,18 @@ int runDemo(const DemoOptions &o)
 	cfg.stop = pokelab::stopFlag();	/* SIGINT/SIGTERM/SIGHUP: stop after the flip in progress */
 	/* v5's bug only bites a CPU that is in the kernel when the flip patches. */
 	cfg.isolatedInKernel = o.isolatedInKernel || o.ctDefer == "v5";
-	if (!cpumask_empty(kshim::nohzFullMask()))
-		fmt::print("demo: nohz_full CPUs {} run a user-mode loop; their system calls come "
-			   "{}\n", kshim::cpumaskPrintList(kshim::nohzFullMask()),
+	if (!cpumask_empty(kshim::nohzFullMask())) {
+		bool one = cpumask_weight(kshim::nohzFullMask()) == 1;
+
+		fmt::print("demo: nohz_full {} {} {} a user-mode loop; {} system calls come {}\n",
+			   one ? "CPU" : "CPUs", kshim::cpumaskPrintList(kshim::nohzFullMask()),
+			   one ? "runs" : "run", one ? "its" : "their",
 			   cfg.isolatedInKernel
-				   ? "while each flip patches (they sit inside one: the v5 replay)"
-				   : "between flips, so every flip finds them in user mode");
+				   ? fmt::format("while each flip patches ({} inside one: the v5 "
+						 "replay)", one ? "it sits" : "they sit")
+				   : fmt::format("between flips, so every flip finds {} in user mode",
+						 one ? "it" : "them"));
+	}
 	fmt::print("\n");
 	std::fflush(stdout);
 	cfg.onFlip = [](unsigned int, unsigned int nr, u64 ns) {
