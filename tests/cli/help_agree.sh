@@ -133,6 +133,13 @@ for p in nr_cpus= pokelab.ct_defer=; do
 		fail "pokelab explain --help-all lists $p, which explain refuses, as taken"
 done
 
+# the README's spectre_v2= forms are the boot table's
+readme="$(dirname "$0")/../../README.md"
+forms=$("$pokelab" demo --help-all | sed -n 's/^  spectre_v2=\([^:]*\):.*/\1/p')
+[ -n "$forms" ] || fail "pokelab demo --help-all: no spectre_v2="
+tr '\n' ' ' <"$readme" | grep -qF "\`spectre_v2=$forms\`" ||
+	fail "README.md does not give spectre_v2=$forms"
+
 # options a scenario only refuses are not listed
 for s in alternatives recursion; do
 	"$pokelab" run "$s" --help | grep -q -- '--timeline' &&
