@@ -487,12 +487,12 @@ int setRetbleed(const char *val, std::string &err)
 kshim::BootParamRegistrar spectreV2Param({
 	"spectre_v2", setSpectreV2, [] {},
 	"spectre_v2=off|retpoline|retpoline,generic|retpoline,lfence: what indirect-thunk "
-	"sites become (default retpoline: they stay calls of the thunk)",
+	"sites become (default: retpoline, they stay calls of the thunk)",
 });
 
 kshim::BootParamRegistrar retbleedParam({
 	"retbleed", setRetbleed, [] {},
-	"retbleed=off|unret: whether return-thunk sites stay JMPs to the thunk (default unret)",
+	"retbleed=off|unret: whether return-thunk sites stay JMPs to the thunk (default: unret)",
 });
 
 } /* namespace */

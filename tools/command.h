@@ -40,6 +40,16 @@ const std::string &commandLine();
 /* argv[0] as pokelab was run ("build/tools/pokelab"): what a help's Usage: line names. */
 const std::string &programName();
 
+/*
+ * A boot parameter whose default @cmd's boot sets otherwise ("torture: the
+ * PUs, at least 4"), or that @cmd refuses (@option: what to give instead):
+ * --help-all shows @what beside the parameter's default, and leaves a refused
+ * parameter out, naming @option. The command reads the same constants for
+ * both, so that its help cannot say another default than it boots with.
+ */
+void bootParamDefault(CLI::App *cmd, const std::string &param, const std::string &what);
+void bootParamRefused(CLI::App *cmd, const std::string &param, const std::string &option);
+
 /* Exit status of bad input everywhere: one line naming the value, then 2. */
 inline constexpr int kExitUsage = 2;
 

@@ -148,7 +148,11 @@ std::string listed(const std::vector<std::string> &v, const char *last = "and")
 	return s;
 }
 
-/* CLI11's help, every line folded at 100 columns (CLI11 2.1 does not wrap). */
+/*
+ * CLI11's help, every line folded at 100 columns (CLI11 2.1 does not wrap),
+ * and never two blank lines in a row (CLI11 puts one before a footer, and a
+ * footer may start with its own).
+ */
 class FoldingFormatter : public CLI::Formatter
 {
 public:
@@ -159,7 +163,9 @@ public:
 		size_t pos = 0, nl;
 
 		while ((nl = help.find('\n', pos)) != std::string::npos) {
-			out += foldLine(help.substr(pos, nl - pos)) + "\n";
+			/* one blank line between parts: a footer's own leading one is not a second */
+			if (nl > pos || out.size() < 2 || out.compare(out.size() - 2, 2, "\n\n"))
+				out += foldLine(help.substr(pos, nl - pos)) + "\n";
 			pos = nl + 1;
 		}
 		return out + foldLine(help.substr(pos));
@@ -281,28 +287,81 @@ CLI::App *chosenLeaf(CLI::App *app)
  * shows the subcommands' help too, and a leaf has none: without this it
  * would print --help's text again. pokelab --help-all, every command's
  * help, lists them once, after them all, naming the commands that take them.
+ * A command's own default stands beside the program's ("(default: 0, off;
+ * torture: 1, on)"), a parameter it refuses says what to give instead: the
+ * notes it registered (bootParamDefault(), bootParamRefused()).
  */
+struct BootNote {
+	const CLI::App *cmd;
+	std::string param, text;
+	bool refused;
+};
+
+std::vector<BootNote> &bootNotes()
+{
+	static std::vector<BootNote> n;
+	return n;
+}
+
+/* "nr_cpus=N: CPUs ..." and @cmds' notes on nr_cpus=; @here: the one command's help */
+std::string noted(std::string form, const std::vector<const CLI::App *> &cmds, bool here)
+{
+	std::string name = form.substr(0, form.find_first_of("=:")), head;
+	size_t at = form.find("(default: "), end = std::string::npos;
+
+	head = form.substr(0, form.find(':'));
+	for (const BootNote &n : bootNotes()) {
+		if (n.param != name || std::find(cmds.begin(), cmds.end(), n.cmd) == cmds.end())
+			continue;
+		if (n.refused && here)
+			return fmt::format("{}: refused here: use {}", head, n.text);
+		if (n.refused) {
+			form += fmt::format(" ({}: refused, use {})", n.cmd->get_name(), n.text);
+			continue;
+		}
+		/* beside the program's default, inside its parentheses */
+		if (at != std::string::npos) {
+			int depth = 0;
+
+			for (end = at; end < form.size(); end++) {
+				depth += form[end] == '(' ? 1 : form[end] == ')' ? -1 : 0;
+				if (!depth)
+					break;
+			}
+		}
+		if (at == std::string::npos || end >= form.size())
+			form += fmt::format(" ({}: default: {})", n.cmd->get_name(), n.text);
+		else
+			form.insert(end, fmt::format("; {}: {}", n.cmd->get_name(), n.text));
+	}
+	return form;
+}
+
 void bootParamsHelp(CLI::App *leaf)
 {
+	std::vector<const CLI::App *> cmds;
 	std::vector<std::string> takers;
 
 	if (!leaf->get_parent()) {
 		for (CLI::App *sc : leaf->get_subcommands([](CLI::App *) { return true; }))
-			if (sc->get_option_no_throw("params"))
+			if (sc->get_option_no_throw("params")) {
 				takers.push_back(sc->get_name());
+				cmds.push_back(sc);
+			}
 		if (takers.empty())
 			return;
 		fmt::print("{}\n", foldLine(fmt::format(
 			"Boot parameters of {} (kernel command-line style, after the options; "
 			"docs/cli.md):", listed(takers)), 0));
 	} else if (leaf->get_option_no_throw("params")) {
+		cmds.push_back(leaf);
 		fmt::print("Boot parameters (kernel command-line style, after the options; "
 			   "docs/cli.md):\n");
 	} else {
 		return;
 	}
 	for (const std::string &form : kshim::bootParamForms())
-		fmt::print("{}\n", foldLine("  " + form, 6));
+		fmt::print("{}\n", foldLine("  " + noted(form, cmds, leaf->get_parent()), 6));
 }
 
 /* The words that name @leaf under pokelab: "demo", "run isolation". */
@@ -501,6 +560,16 @@ int refuseOptionsBeforeCommand(CLI::App &app, int argc, char **argv)
 }
 
 } /* namespace */
+
+void bootParamDefault(CLI::App *cmd, const std::string &param, const std::string &what)
+{
+	bootNotes().push_back({cmd, param, what, false});
+}
+
+void bootParamRefused(CLI::App *cmd, const std::string &param, const std::string &option)
+{
+	bootNotes().push_back({cmd, param, option, true});
+}
 
 } /* namespace pokelab */
 

@@ -116,7 +116,7 @@ int setPanicOnIpistall(const char *val, std::string &err)
 kshim::BootParamRegistrar csdLockTimeoutParam({
 	"csd_lock_timeout", setCsdLockTimeout,
 	[] { csd_lock_timeout = kDefaultCsdLockTimeoutMs; },
-	"csd_lock_timeout=MS: report a CSD lock held longer than MS ms (default 5000)",
+	"csd_lock_timeout=MS: report a CSD lock held longer than MS ms (default: 5000)",
 });
 
 kshim::BootParamRegistrar panicOnIpistallParam({

@@ -96,7 +96,7 @@ int setProveLocking(const char *val, std::string &err)
 
 BootParamRegistrar proveLockingParam({
 	"lockdep.prove_locking", setProveLocking, [] { proveLocking = true; },
-	"lockdep.prove_locking=0|1: lockdep's order checks of the struct mutexes (default 1)",
+	"lockdep.prove_locking=0|1: lockdep's order checks of the struct mutexes (default: 1)",
 });
 
 int lockdepBoot(std::string &)

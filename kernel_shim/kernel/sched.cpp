@@ -90,7 +90,7 @@ int setIdle(const char *val, std::string &err)
 BootParamRegistrar sliceParam({
 	"pokelab.slice_us", setSliceUs, [] { sliceUs = kDefaultSliceUs; },
 	"pokelab.slice_us=US: an oversubscribed CPU in a loop gives way after US us "
-	"(default 10; 0 = never)",
+	"(default: 10; 0 = never)",
 });
 
 BootParamRegistrar idleBootParam({

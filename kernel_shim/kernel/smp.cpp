@@ -119,7 +119,7 @@ int setCsdlockDebug(const char *val, std::string &err)
 
 kshim::BootParamRegistrar csdlockDebugParam({
 	"csdlock_debug", setCsdlockDebug, [] { static_branch_disable(&csdlock_debug_enabled); },
-	"csdlock_debug=0|1: CSD-lock debugging and its watchdog (default 0, off)",
+	"csdlock_debug=0|1: CSD-lock debugging and its watchdog (default: 0, off)",
 });
 
 /* The machine line says when cross-calls take the debug path. */

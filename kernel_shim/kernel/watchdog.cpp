@@ -145,7 +145,7 @@ int setNoWatchdog(const char *val, std::string &err)
 BootParamRegistrar threshParam({
 	"watchdog_thresh", setThresh, [] { thresh = kDefaultThresh; },
 	"watchdog_thresh=SECONDS: report a soft lockup, a hung task or an RCU stall after 2 x "
-	"SECONDS (default 5; 0 = off)",
+	"SECONDS (default: 5; 0 = off)",
 });
 
 BootParamRegistrar noWatchdogParam({

@@ -179,7 +179,7 @@ bad:
 
 BootParamRegistrar traceEventParam({
 	"trace_event", setTraceEvent, [] { eventsWanted = defaultEvents(); },
-	"trace_event=SYSTEM:EVENT[,...]: events to record (default "
+	"trace_event=SYSTEM:EVENT[,...]: events to record (default: "
 	"ipi:*,csd:*,pokelab:text_poke_batch)",
 });
 

@@ -432,7 +432,7 @@ int setXmc(const char *val, std::string &err)
 
 BootParamRegistrar xmcParam({
 	"pokelab.xmc", setXmc, [] { paramEnabled = true; },
-	"pokelab.xmc=1|0: the cross-modifying-code model checks every text write (default 1)",
+	"pokelab.xmc=1|0: the cross-modifying-code model checks every text write (default: 1)",
 });
 
 unsigned int capacityParam;

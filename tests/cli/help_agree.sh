@@ -79,6 +79,21 @@ for l in $leaves; do
 			fail "pokelab $* --help: --cpus gives no default, or not why: $e"
 	fi
 
+	# defaults in one form, a set of choices shown, no second blank line
+	bad=$(grep -E '\(default [^:]|; default [0-9]' "$dir/help")
+	[ -z "$bad" ] || fail "pokelab $* --help: a default not written (default: X): $bad"
+	e=$(option --trace-format <"$dir/help")
+	[ -z "$e" ] || echo "$e" | grep -q -- '--trace-format TEXT:{' ||
+		fail "pokelab $* --help: --trace-format does not show its choices: $e"
+	awk 'p == "" && $0 == "" && NR > 1 { exit 1 } { p = $0 }' "$dir/help" ||
+		fail "pokelab $* --help: two blank lines in a row"
+	# --cpus of a command that boots with parameters: one wording for its twin
+	e=$(option --cpus <"$dir/help")
+	if [ -n "$e" ] && grep -q '^  params ' "$dir/help"; then
+		echo "$e" | grep -q '; boot parameter nr_cpus=' ||
+			fail "pokelab $* --help: --cpus does not say it is nr_cpus=: $e"
+	fi
+
 	# --help-all: the leaf's help, and the boot parameters where it takes them
 	"$pokelab" "$@" --help-all >"$dir/all" 2>&1 || fail "pokelab $* --help-all: exit $?"
 	head -n "$(wc -l <"$dir/help")" "$dir/all" | cmp -s - "$dir/help" ||
@@ -89,11 +104,41 @@ for l in $leaves; do
 		for p in nr_cpus= nohz_full= pokelab.busted= trace_event=; do
 			grep -q "^  $p" "$dir/all" || fail "pokelab $* --help-all: no $p"
 		done
+		bad=$(grep -E '\(default [^:]|; default [0-9]' "$dir/all")
+		[ -z "$bad" ] || fail "pokelab $* --help-all: a default not written (default: X): $bad"
 		wide=$(awk 'length($0) > 100' "$dir/all")
 		[ -z "$wide" ] || fail "pokelab $* --help-all: lines wider than 100 columns: $wide"
 	fi
 done
 [ $n -ge 8 ] || fail "only $n commands' help read"
+
+# --help-all gives a command's own boot default beside the program's, from
+# the value its --help states: torture boots at least 4 CPUs, csdlock_debug=1
+"$pokelab" torture --help >"$dir/help"
+"$pokelab" torture --help-all >"$dir/all"
+least=$(option --cpus <"$dir/help" | sed -n 's/.*default: the PUs, at least \([0-9]*\),.*/\1/p')
+[ -n "$least" ] || fail "pokelab torture --help: --cpus does not say its least count"
+grep "^  nr_cpus=" "$dir/all" | grep -q "; torture: the PUs, at least $least)" ||
+	fail "pokelab torture --help-all: nr_cpus= does not give torture's default (at least $least)"
+d=$(option params <"$dir/help" | sed -n 's/.*boots with csdlock_debug=\([01]\) .*/\1/p')
+[ -n "$d" ] || fail "pokelab torture --help: no csdlock_debug= it boots with"
+grep "^  csdlock_debug=" "$dir/all" | grep -q "(default: [^)]*; torture: $d," ||
+	fail "pokelab torture --help-all: csdlock_debug= does not give torture's default ($d)"
+"$pokelab" --help-all | grep "^  nr_cpus=" | grep -q "torture: the PUs, at least $least" ||
+	fail "pokelab --help-all: nr_cpus= does not give torture's default"
+# a boot parameter a command refuses is marked so, naming the option to give
+for p in nr_cpus= pokelab.ct_defer=; do
+	"$pokelab" explain int3-batch "${p}4" >/dev/null 2>&1 && fail "explain took $p"
+	"$pokelab" explain --help-all | grep "^  $p" | grep -q ': refused here: use --' ||
+		fail "pokelab explain --help-all lists $p, which explain refuses, as taken"
+done
+
+# the README's spectre_v2= forms are the boot table's
+readme="$(dirname "$0")/../../README.md"
+forms=$("$pokelab" demo --help-all | sed -n 's/^  spectre_v2=\([^:]*\):.*/\1/p')
+[ -n "$forms" ] || fail "pokelab demo --help-all: no spectre_v2="
+tr '\n' ' ' <"$readme" | grep -qF "\`spectre_v2=$forms\`" ||
+	fail "README.md does not give spectre_v2=$forms"
 
 # options a scenario only refuses are not listed
 for s in alternatives recursion; do

@@ -72,7 +72,8 @@ void addBenchSubcommand(CLI::App &app)
 			     "Operations per iteration (default: the benchmark's)")
 		->check(wholeNumber(1, 10000000));
 	benchCmd->add_option("--cpus", options.cpus,
-			     "Simulated CPUs (default: the allowed PUs, at least 2)")
+			     "Simulated CPUs (default: the allowed PUs, at least 2); boot "
+			     "parameter nr_cpus=")
 		->check(wholeNumber(2, 512));
 	benchCmd->add_option("--plot", options.plot, "bench scale: write the table as an SVG plot");
 	benchCmd->add_option("params", options.params, "Boot parameters (nr_cpus=N ...)");

@@ -301,7 +301,8 @@ void addDemo(CLI::App &app)
 	d = app.add_subcommand(
 		"demo", "Flip a 164-site static key while the other CPUs run the sites, and check "
 			"that no CPU runs stale text");
-	d->add_option("--cpus", opts.cpus, "Simulated CPUs (default: the allowed PUs, at least 2)")
+	d->add_option("--cpus", opts.cpus, "Simulated CPUs (default: the allowed PUs, at least 2); "
+		      "boot parameter nr_cpus=")
 		->check(pokelab::wholeNumber(2, 512));
 	d->add_option("--flips", opts.flips, "Key flips (default: 20)")
 		->check(pokelab::wholeNumber(1, 100000));
@@ -313,7 +314,8 @@ void addDemo(CLI::App &app)
 		->allow_extra_args(false)
 		->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 	d->add_option("--trace-format", opts.traceFormat,
-		      "Format of --trace FILE: text or dat (default: dat for FILE.dat, else text)");
+		      "Format of --trace FILE (default: dat for FILE.dat, else text)")
+		->check(CLI::IsMember({"text", "dat"}));
 	d->add_option_function<std::string>("--trace-json", [](const std::string &v) {
 			opts.traceJson = v;
 			opts.traceJsonSet = true;
@@ -346,7 +348,7 @@ void addDemo(CLI::App &app)
 		      "Isolated CPUs (CPU list): they run a user loop instead of the sites; "
 		      "boot parameter nohz_full=");
 	d->add_option("--ct-defer", opts.ctDefer,
-		      "How isolated CPUs are spared sync IPIs: off (mainline), v7 (default with "
+		      "How isolated CPUs are spared sync IPIs: off (mainline), v7 (the default with "
 		      "nohz_full), v7-tlbi (v7 + kernel TLB flushes, RFC 28-31 in pokelab's "
 		      "corrected order), v8 (v8: pokelab's reconstruction of an RFC, not posted "
 		      "code; gated by kernel_cr3_loaded), v5 (the bug, replayed), pokelab-catchup "

@@ -677,6 +677,23 @@ int runTopic(const Topic &t)
 	return ret;
 }
 
+/*
+ * Boot parameters explain takes only as its options. The topics check the
+ * CPU count they need against --cpus before the first boot: an nr_cpus=
+ * among the parameters would override it behind their back (the later one
+ * wins on a kernel command line). The deferral topic boots each policy
+ * itself: its choice is --ct-defer, as the CPUs' are --cpus. --help-all
+ * marks them refused from this table.
+ */
+struct RefusedParam {
+	const char *param, *option, *what;
+};
+
+const RefusedParam refusedParams[] = {
+	{"nr_cpus", "--cpus N", "the CPU count as"},
+	{"pokelab.ct_defer", "--ct-defer P", "the policy as"},
+};
+
 int runExplain()
 {
 	if (opts.list || opts.topic.empty()) {
@@ -685,24 +702,13 @@ int runExplain()
 						    19));
 		return 0;
 	}
-	/*
-	 * The topics check the CPU count they need against --cpus before the
-	 * first boot; an nr_cpus= among the parameters would override it
-	 * behind their back (the later one wins on a kernel command line).
-	 */
 	for (const std::string &p : opts.params)
-		if (p.rfind("nr_cpus=", 0) == 0) {
-			fmt::print(stderr, "pokelab: explain: {}: expected the CPU count as --cpus "
-				   "N (2 to 64), not as a boot parameter\n", p);
-			return kExitUsage;
-		}
-	/* the deferral topic boots each policy itself: its choice is --ct-defer, as the CPUs' */
-	for (const std::string &p : opts.params)
-		if (p.rfind("pokelab.ct_defer=", 0) == 0) {
-			fmt::print(stderr, "pokelab: explain: {}: expected the policy as "
-				   "--ct-defer P (explain deferral), not as a boot parameter\n", p);
-			return kExitUsage;
-		}
+		for (const RefusedParam &r : refusedParams)
+			if (p.rfind(std::string(r.param) + "=", 0) == 0) {
+				fmt::print(stderr, "pokelab: explain: {}: expected {} {}, not as a "
+					   "boot parameter\n", p, r.what, r.option);
+				return kExitUsage;
+			}
 	for (const Topic &t : topics) {
 		if (opts.topic != t.name)
 			continue;
@@ -733,8 +739,9 @@ void addExplain(CLI::App &app)
 	x->add_flag("--step", opts.step, "Wait for Enter between steps");
 	x->add_option("--cpus", opts.cpus,
 		      "Simulated CPUs (default: 4, not the allowed PUs: a topic shows the same "
-		      "steps on every host; refs and deferral need 3)")
-		->check(wholeNumber(2, 64));
+		      "steps on every host; refs and deferral need 3); boot parameter nr_cpus=, "
+		      "given as --cpus only")
+		->check(wholeNumber(2, kMaxCpus));
 	x->add_option("--ct-defer", opts.ctDefer,
 		      "deferral: show only this policy (off, v7, v7-tlbi, v8; default: all four; "
 		      "v8: pokelab's reconstruction of an RFC, not posted code)")
@@ -754,6 +761,8 @@ void addExplain(CLI::App &app)
 	x->add_flag("--verbose", opts.verbose,
 		    "Also print the checker's counters (the model's own line) after each machine");
 	x->add_option("params", opts.params, "Boot parameters, kernel command-line style");
+	for (const RefusedParam &r : refusedParams)
+		bootParamRefused(x, r.param, r.option);
 }
 
 bool explainParsed()

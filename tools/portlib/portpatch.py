@@ -439,7 +439,7 @@ def parse(argv):
 		'format-patch, a b4 am mbox) to the port, by function, comments ignored, all or '
 		'nothing. Exit 0 all placed, 1 a conflict (nothing written), 2 bad input; with '
 		'--torture, torture\'s status, 3 for a conflict',
-		footer='Everything after --torture goes to pokelab torture (default --duration '
+		footer='Everything after --torture goes to pokelab torture (default: --duration '
 		'20). See docs/porting.md, "From a kernel patch to the port".')
 	ap.positional('patches', 'patch', 'FILE', 'Patch files (git diff, git format-patch, an '
 		      'mbox), applied in order')

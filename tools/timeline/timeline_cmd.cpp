@@ -196,8 +196,8 @@ void addTimelineGapOption(CLI::App *app, const char *name)
 	app->add_option_function<double>(
 		   name, [](double s) { timelineGapNs = (u64)(s * 1e9); },
 		   "Draw a stretch of more than this many seconds with no event as a labelled "
-		   "break, not to scale, so that the picture follows the batches (0..3600; "
-		   "default 0.001; 0: all time to scale)")
+		   "break, not to scale, so that the picture follows the batches "
+		   "(default: 0.001; 0: all time to scale)")
 		->check(decimalNumber(0, 3600.0));
 }
 
@@ -467,7 +467,7 @@ void addTimeline(CLI::App &app)
 	addTimelineGapOption(t, "--gap");
 	t->add_option("--max-marks", timelineMarkLimit,
 		      "Past this many marks (IPIs, INT3 traps, flushes; those of one pixel column "
-		      "merged) draw their density per lane and pixel column instead (default 2500)")
+		      "merged) draw their density per lane and pixel column instead (default: 2500)")
 		->check(wholeNumber(0, 100000000));
 }
 

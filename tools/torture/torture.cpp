@@ -91,6 +91,9 @@ namespace {
 constexpr unsigned int kDecisionStream = 0;	/* stream 1 is the delays' (torture.cpp) */
 constexpr int kStatusSeconds = 10;
 constexpr int kProgressSeconds = 2;	/* --ops: a progress line on stderr */
+/* torture's own boot defaults, which its help (and --help-all's list) gives */
+constexpr unsigned int kMinCpus = 4;	/* room for isolated CPUs beside housekeeping ones */
+constexpr int kCsdlockDebug = 1;	/* a debug kernel, as rcutorture's */
 
 CLI::App *cmd;
 
@@ -415,7 +418,7 @@ int run()
 	 * cross-call stuck on a CPU is reported (and its IPI re-sent) instead of
 	 * hanging the run. First, so that a csdlock_debug=0 given wins.
 	 */
-	cmdline = "csdlock_debug=1 ";
+	cmdline = fmt::format("csdlock_debug={} ", kCsdlockDebug);
 	/* The options win over the same boot parameters: they come last, and the last one counts. */
 	for (const std::string &p : opts.params) {
 		cmdline += p + " ";
@@ -450,12 +453,12 @@ int run()
 		cmdline += fmt::format("nr_cpus={}", opts.cpus);
 	else if (!paramCpus)
 		cmdline += fmt::format("nr_cpus={}",
-				       std::max<unsigned int>(4, std::thread::hardware_concurrency()));
+				       std::max(kMinCpus, std::thread::hardware_concurrency()));
 	seedUsed = opts.seedSet ? opts.seed : kshim::clockNs() % 1000000007ull;
 	/* a policy without its CPUs: the seed places them (torture_mask.h); a list given wins */
 	if (opts.nohzFull.empty() && !paramNohz && !opts.ctDefer.empty() && opts.ctDefer != "off")
 		opts.nohzFull = seededNohzFull(seedUsed, cpusWanted(opts.cpus, opts.params,
-			std::max<unsigned int>(4, std::thread::hardware_concurrency())));
+			std::max(kMinCpus, std::thread::hardware_concurrency())));
 	if (!opts.nohzFull.empty())
 		cmdline += " nohz_full=" + opts.nohzFull;
 	if (!opts.ctDefer.empty())
@@ -612,6 +615,12 @@ int run()
 	return status;
 }
 
+/* --cpus's default, as its help and --help-all's nr_cpus= say it */
+std::string minCpusText()
+{
+	return fmt::format("the PUs, at least {}", kMinCpus);
+}
+
 } /* namespace */
 
 void addTortureCommand(CLI::App &app)
@@ -643,9 +652,9 @@ void addTortureCommand(CLI::App &app)
 			"(not with --duration: the decisions end the run)")
 		->check(wholeNumber(1, 1000000000));
 	cmd->add_option("--cpus", opts.cpus,
-			"Simulated CPUs (default: the PUs, at least 4, not at least 2 as in demo: "
-			"room for --ct-defer's isolated CPUs beside housekeeping ones); boot "
-			"parameter nr_cpus=")
+			fmt::format("Simulated CPUs (default: {}, not at least 2 as in demo: room "
+				    "for --ct-defer's isolated CPUs beside housekeeping ones); boot "
+				    "parameter nr_cpus=", minCpusText()))
 		->check(wholeNumber(2, 512));
 	cmd->add_option_function<std::string>("--nohz-full", [](const std::string &v) {
 			opts.nohzFull = v;
@@ -654,7 +663,7 @@ void addTortureCommand(CLI::App &app)
 			"with --ct-defer and no list, the seed places them first, last or in "
 			"the middle");
 	cmd->add_option("--ct-defer", opts.ctDefer,
-			"Deferral policy: off, v7 (default with nohz_full), v7-tlbi (v7 + TLB "
+			"Deferral policy: off, v7 (the default with nohz_full), v7-tlbi (v7 + TLB "
 			"flushes, RFC 28-31 in pokelab's corrected order), v8 (v8: pokelab's "
 			"reconstruction of an RFC, not posted code), v5 (the bug), pokelab-catchup "
 			"(pokelab's own); boot parameter pokelab.ct_defer=")
@@ -676,9 +685,13 @@ void addTortureCommand(CLI::App &app)
 		->check(inputFile("--module", "FILE.o"))
 		->check(elfObject());
 	cmd->add_option("params", opts.params,
-			"Boot parameters, kernel command-line style (pokelab.busted=NAME, "
-			"pokelab.sync=membarrier, pokelab.eret=serialising ...); torture boots "
-			"with csdlock_debug=1 unless csdlock_debug=0 is given");
+			fmt::format("Boot parameters, kernel command-line style (pokelab.busted=NAME, "
+				    "pokelab.sync=membarrier, pokelab.eret=serialising ...); "
+				    "torture boots with csdlock_debug={} unless csdlock_debug={} is "
+				    "given", kCsdlockDebug, !kCsdlockDebug));
+	bootParamDefault(cmd, "nr_cpus", minCpusText());
+	bootParamDefault(cmd, "csdlock_debug", fmt::format("{}, {}", kCsdlockDebug,
+							   kCsdlockDebug ? "on" : "off"));
 	cmd->footer(bustedHelp());
 }
 
