@@ -535,7 +535,20 @@ std::string parseErrorLine(CLI::App *app, const CLI::ParseError &e)
 					   requiredForm(leaf), example);
 		}
 	}
-	return e.what();
+	/* CLI11's "--refs: x not in {percpu,global}": the value first, then every choice */
+	std::string w = e.what();
+	size_t colon = w.find(": "), in = w.rfind(" not in {");
+
+	if (dynamic_cast<const CLI::ValidationError *>(&e) && w.rfind("--", 0) == 0 &&
+	    colon != std::string::npos && in != std::string::npos && in > colon && w.back() == '}') {
+		std::string opt = w.substr(0, colon), val = w.substr(colon + 2, in - colon - 2);
+		std::string choices = w.substr(in + 9, w.size() - in - 10);
+
+		std::replace(choices.begin(), choices.end(), ',', '|');
+		return fmt::format("{} {}: not one of its choices; expected {} {}", opt, val, opt,
+				   choices);
+	}
+	return w;
 }
 
 /*
