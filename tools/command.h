@@ -39,6 +39,13 @@ void setCommandLine(int argc, char **argv);
 const std::string &commandLine();
 /* argv[0] as pokelab was run ("build/tools/pokelab"): what a help's Usage: line names. */
 const std::string &programName();
+/*
+ * The help of a command another program draws (where and port-patch, the
+ * Python tools), as that program prints it for --help; "" for the others.
+ * pokelab --help-all shows it under the command. Task context (it runs
+ * the tool and waits for it).
+ */
+std::string externalHelp(const CLI::App *cmd);
 
 /*
  * A boot parameter whose default @cmd's boot sets otherwise ("torture: the

@@ -170,6 +170,22 @@ public:
 		}
 		return out + foldLine(help.substr(pos));
 	}
+
+	/* under pokelab --help-all: where's and port-patch's help as the tools draw it */
+	std::string make_expanded(const CLI::App *sub) const override
+	{
+		std::string help = externalHelp(sub), out;
+		size_t pos = 0, nl;
+
+		if (help.empty())
+			return CLI::Formatter::make_expanded(sub);
+		out = sub->get_display_name() + "\n";
+		while ((nl = help.find('\n', pos)) != std::string::npos) {
+			out += nl > pos ? "  " + help.substr(pos, nl - pos) + "\n" : "\n";
+			pos = nl + 1;
+		}
+		return out;
+	}
 };
 
 /*

@@ -59,5 +59,17 @@ grep -q '^Boot parameters of demo, bench, torture and explain ' "$dir/all" ||
 for p in nr_cpus= nohz_full= pokelab.busted= trace_event=; do
 	[ "$(grep -c "^  $p" "$dir/all")" -eq 1 ] || fail "pokelab --help-all: $p not once"
 done
+# and where's and port-patch's help under their names, as the tools draw it,
+# 2 columns in like the others', within 100 columns (docs/cli.md)
+for c in where port-patch; do
+	"$pokelab" "$c" --help >"$dir/own" 2>&1
+	sed -n "/^$c\$/,/^[^ ]/p" "$dir/all" >"$dir/under"
+	for o in $(sed -n -E 's/^  (-[a-zA-Z],)?(--[a-z][a-z-]*).*/\2/p' "$dir/own"); do
+		grep -Eq "^    (-[a-zA-Z],)?$o( |\$)" "$dir/under" ||
+			fail "pokelab --help-all: $c's $o not under $c"
+	done
+done
+awk 'length > 100 { bad = 1 } END { exit bad }' "$dir/all" ||
+	fail "pokelab --help-all: a line past 100 columns"
 echo "where and port-patch help and refuse as the other commands do"
 exit 0

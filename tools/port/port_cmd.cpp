@@ -8,6 +8,7 @@
  */
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -45,6 +46,13 @@ void add(CLI::App &app)
 			 "   (pokelab port-patch --help for the options)");
 }
 
+/* The tool's file in the source tree this pokelab was built from. */
+std::string toolPath(const CLI::App *cmd)
+{
+	return std::string(POKELAB_SOURCE_ROOT) + "/tools/" +
+	       (cmd == whereCmd ? "port-where" : "port-patch");
+}
+
 bool parsed()
 {
 	return whereCmd->parsed() || patchCmd->parsed();
@@ -54,8 +62,7 @@ bool parsed()
 int run()
 {
 	CLI::App *cmd = whereCmd->parsed() ? whereCmd : patchCmd;
-	std::string tool = std::string(POKELAB_SOURCE_ROOT) + "/tools/" +
-			   (cmd == whereCmd ? "port-where" : "port-patch");
+	std::string tool = toolPath(cmd);
 	std::vector<std::string> args = cmd->remaining();
 	std::vector<char *> argv;
 	sigset_t all;
@@ -87,5 +94,29 @@ int run()
 CommandRegistrar reg({80, add, parsed, run});
 
 } /* namespace */
+
+std::string externalHelp(const CLI::App *cmd)
+{
+	std::string tool, out;
+	char buf[4096];
+	size_t n;
+	FILE *f;
+
+	if (!cmd || (cmd != whereCmd && cmd != patchCmd))
+		return "";
+	tool = toolPath(cmd);
+	if (access(tool.c_str(), R_OK))
+		return "";
+	/* the name its Usage: line gives, as run() passes it */
+	setenv("POKELAB_PROG", programName().c_str(), 1);
+	setenv("POKELAB_HELP_INDENT", "2", 1);	/* folded to fit 2 columns in */
+	std::fflush(stdout);
+	f = popen(fmt::format("/usr/bin/python3 '{}' --help 2>&1", tool).c_str(), "r");
+	if (!f)
+		return "";
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		out.append(buf, n);
+	return pclose(f) == 0 ? out : "";
+}
 
 } /* namespace pokelab */

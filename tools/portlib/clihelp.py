@@ -13,7 +13,9 @@ import argparse
 import os
 import sys
 
-WIDTH = 100
+# pokelab --help-all shows a tool's help 2 columns in, as CLI11 shows the others':
+# POKELAB_HELP_INDENT=2 then folds it 2 columns sooner
+WIDTH = 100 - int(os.environ.get('POKELAB_HELP_INDENT', '0') or 0)
 COLUMN = 30	# where an option's text starts, as CLI11 draws it
 
 HELP_TEXT = 'Print this help message and exit'
