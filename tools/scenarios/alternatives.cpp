@@ -219,7 +219,7 @@ int runAlternatives(const Common &common, unsigned int repeats)
 	return countsOk && bytesOk && !x.violations ? 0 : 1;
 }
 
-int runFromCli(const Common &common)
+int runAlternativesCli(const Common &common)
 {
 	if (optSites > altGeneratedSitesMax()) {
 		fmt::print(stderr, "pokelab: --sites {}: expected 1..{} (generated sites)\n", optSites,
@@ -230,7 +230,7 @@ int runFromCli(const Common &common)
 	return runAlternatives(common, optRepeats);
 }
 
-int (*setup(CLI::App *sub))(const Common &)
+int (*setupAlternatives(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--sites", optSites,
 			"Generated sites to patch besides the program's own (default: all)")
@@ -238,19 +238,21 @@ int (*setup(CLI::App *sub))(const Common &)
 	sub->add_option("--repeats", optRepeats,
 			"Passes per variant and flavour, their median reported (default: 9)")
 		->check(wholeNumber(1, 1000));
-	return runFromCli;
+	return runAlternativesCli;
 }
 
-int reproduce(const Common &common)
+int reproduceAlternatives(const Common &common)
 {
 	altSetGeneratedSites(altGeneratedSitesMax());
 	return runAlternatives(common, 7);
 }
 
-ScenarioRegistrar reg({"alternatives", "004",
-		       "apply_alternatives(): one sync_core() per site vs one per pass",
-		       setup, reproduce,
-			     "the pass runs on one CPU before any other runs the sites: no batch, no IPI, nothing on a second lane to draw (`pokelab explain apply-alternatives` shows it)"});
+ScenarioRegistrar alternativesRegistrar({
+	"alternatives", "004",
+	"apply_alternatives(): one sync_core() per site vs one per pass",
+	setupAlternatives, reproduceAlternatives,
+	"the pass runs on one CPU before any other runs the sites: no batch, no IPI, nothing on a "
+	"second lane to draw (`pokelab explain apply-alternatives` shows it)"});
 
 } /* namespace */
 

@@ -254,12 +254,12 @@ int runWith(const Common &common, unsigned int cpus, unsigned int flips, unsigne
 	return ok ? 0 : 1;
 }
 
-int runCli(const Common &common)
+int runBpfStatsCli(const Common &common)
 {
 	return runWith(common, optCpus, optFlips, optRounds);
 }
 
-int (*setup(CLI::App *sub))(const Common &)
+int (*setupBpfStats(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--cpus", optCpus, "Simulated CPUs per machine (CPU 0 patches, the rest "
 			"run the sites; at least 3, so that two CPUs can share a refs line; "
@@ -274,19 +274,20 @@ int (*setup(CLI::App *sub))(const Common &)
 			"Machines booted in turn, each interleaving the two modes flip by flip; "
 			"the quads are split over them (at most one machine a quad; default: 2)")
 		->check(wholeNumber(1, 100));
-	return runCli;
+	return runBpfStatsCli;
 }
 
-int reproduce(const Common &common)
+int reproduceBpfStats(const Common &common)
 {
 	/* 20 quads: a flip is a few ms here, and a median wants more than a handful */
 	return runWith(common, 8, 40, 2);
 }
 
-ScenarioRegistrar registrar({"bpf-stats", kCases,
-			     "164-site bpf_stats_enabled_key flip, refs=global vs refs=percpu",
-			     setup, reproduce,
-			     nullptr});
+ScenarioRegistrar bpfStatsRegistrar({
+	"bpf-stats", kCases,
+	"164-site bpf_stats_enabled_key flip, refs=global vs refs=percpu",
+	setupBpfStats, reproduceBpfStats,
+	nullptr});
 
 } /* namespace */
 

@@ -483,7 +483,7 @@ int runBoth(const Common &common)
 	return ret ? ret : tret;
 }
 
-int (*setup(CLI::App *sub))(const Common &)
+int (*setupIsolation(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--cpus", opts.cpus,
 			"Simulated CPUs, the upper half isolated (default: 4, not the allowed PUs: "
@@ -521,7 +521,7 @@ int (*setup(CLI::App *sub))(const Common &)
 	return runBoth;
 }
 
-int reproduce(const Common &common)
+int reproduceIsolation(const Common &common)
 {
 	opts = Opts{};
 	opts.cpus = 4;
@@ -529,11 +529,12 @@ int reproduce(const Common &common)
 	return runBoth(common);
 }
 
-const ScenarioRegistrar reg({"isolation", "003",
-			     "the deferral series' census: IPIs and CSDs to isolated CPUs, "
-			     "ct_defer=off vs v7",
-			     setup, reproduce,
-			     nullptr});
+const ScenarioRegistrar isolationRegistrar({
+	"isolation", "003",
+	"the deferral series' census: IPIs and CSDs to isolated CPUs, "
+	"ct_defer=off vs v7",
+	setupIsolation, reproduceIsolation,
+	nullptr});
 
 } /* namespace */
 

@@ -219,13 +219,13 @@ int runRecursion(const Common &common, unsigned int producers, unsigned int slic
 	return ok ? 0 : 1;
 }
 
-int runFromCli(const Common &common)
+int runRecursionCli(const Common &common)
 {
 	/* --seconds S: S seconds per guard in rounds of 250 ms each, a part of one dropped */
 	return runRecursion(common, optProducers, 250, (unsigned int)std::floor(4 * optSeconds));
 }
 
-int (*setup(CLI::App *sub))(const Common &)
+int (*setupRecursion(CLI::App *sub))(const Common &)
 {
 	sub->add_option("--producers", optProducers,
 			"Producer CPUs calling the traced function (bench's -p; default: 1)")
@@ -234,18 +234,20 @@ int (*setup(CLI::App *sub))(const Common &)
 			"Measured seconds per guard (bench's -d), interleaved: rounds of 250 ms "
 			"per guard (a part of one is dropped), after one warm-up round (default: 5)")
 		->check(decimalNumber(0.25, 3600.0));
-	return runFromCli;
+	return runRecursionCli;
 }
 
-int reproduce(const Common &common)
+int reproduceRecursion(const Common &common)
 {
 	return runRecursion(common, 1, 125, 24);
 }
 
-ScenarioRegistrar reg({"recursion", "002",
-		       "bpf bench trig-fentry: atomic, u8[4] per context, x86 non-locked inc",
-		       setup, reproduce,
-			     "the recursion guards patch no text and send no IPIs: there is nothing for a timeline to draw"});
+ScenarioRegistrar recursionRegistrar({
+	"recursion", "002",
+	"bpf bench trig-fentry: atomic, u8[4] per context, x86 non-locked inc",
+	setupRecursion, reproduceRecursion,
+	"the recursion guards patch no text and send no IPIs: there is nothing for a timeline to "
+	"draw"});
 
 } /* namespace */
 
