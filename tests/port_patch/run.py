@@ -202,6 +202,24 @@ def release(tmp):
 	if rc1 or rc2 or 'byte for byte' not in out2:
 		fail('-R from the record: exit %d/%d, %s' % (rc1, rc2, (out2 + err2).strip()[-300:]))
 	unchanged(root, before, '-R from the record')
+	# applied twice (the record says port-patch applied it and the files are still as
+	# it left them), and -R of a patch never applied (the port reads as the kernel
+	# without it): both refused, exit 1, nothing written
+	c = [x for x in cases.CASES if x.name == 'no-sync-2'][0]
+	p3 = cases.make(c, UP, os.path.join(tmp, 'kt'), os.path.join(tmp, 'twice.patch'))
+	rc, out, err = tool(root, '-R', p3)
+	if rc != 1 or 'not applied at alternative/alternative.cpp' not in out:
+		fail('-R of a patch never applied: exit %d, %s' % (rc, (out + err).strip()[-300:]))
+	unchanged(root, before, '-R of a patch never applied')
+	rc1, out1, err1 = tool(root, p3)
+	once = snapshot(root)
+	rc2, out2, err2 = tool(root, p3)
+	if rc1 or rc2 != 1 or 'already applied' not in out2:
+		fail('a patch applied twice: exit %d/%d, %s' % (rc1, rc2, (out2 + err2).strip()[-300:]))
+	if snapshot(root) != once:
+		fail('a patch applied twice: the second run wrote to the tree')
+	tool(root, '-R', p3)
+	unchanged(root, before, '-R after a patch applied twice')
 
 
 def run_cases(tmp, part=0, parts=1):
@@ -255,6 +273,20 @@ def bad_input(tmp):
 		if rc != 2 or len(lines) != 1 or want not in err:
 			fail('bad input %s: exit %d, stderr %r (want exit 2 and one line with %r)'
 			     % (name, rc, err, want))
+	# a FIFO no writer opens: refused after a while, never waited for (a pipe with a
+	# writer is read as a stream); an --upstream that is a file
+	fifo = os.path.join(tmp, 'no-writer.fifo')
+	os.mkfifo(fifo)
+	for args, want in (([fifo], 'nothing to read within'),
+			   (['--upstream', os.path.join(tmp, 'two.patch'), fifo], 'not a directory')):
+		open(os.path.join(tmp, 'two.patch'), 'a').close()
+		p = subprocess.run(['/usr/bin/python3', TOOL, '--root', root] +
+				   (args if args[0] == '--upstream' else ['--upstream', UP] + args),
+				   capture_output=True, text=True, timeout=60)
+		if p.returncode != 2 or len(p.stderr.strip().split('\n')) != 1 or \
+				want not in p.stderr:
+			fail('bad input %s: exit %d, stderr %r (want exit 2 and one line with %r)'
+			     % (args[0], p.returncode, p.stderr, want))
 	# a kernel function the port keeps twice (the recursion guard's replay forms):
 	# a made-up include/linux/bpf.h in a tree of its own, and a hunk on it
 	fake = os.path.join(tmp, 'fake-linux')

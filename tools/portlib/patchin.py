@@ -6,7 +6,11 @@
 # names each message and refuses what is not a patch to the kernel's x86
 # tree, one line each (exit 2).
 
+import errno
+import os
 import re
+import select
+import stat
 
 try:
 	import unidiff
@@ -116,18 +120,60 @@ def _bad_hunk(diff):
 	return ''
 
 
+# A FIFO or a pipe with nothing to read this long after it is opened has no writer
+# (as pokelab timeline's rule).
+STREAM_WAIT_S = 5
+
+# Each patch file's bytes as read, for record_key(): a stream reads only once.
+RAW = {}
+
+
+def read_bytes(path):
+	"""The bytes of @path: a regular file by name, a FIFO or a pipe (<(git diff),
+	/dev/stdin) as a stream to its end, refused after STREAM_WAIT_S with no writer."""
+	try:
+		fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+	except OSError as e:
+		raise Bad('%s: cannot read it: %s (want PATCH, a file git diff or git '
+			  'format-patch wrote)' % (path, e.strerror))
+	try:
+		st = os.fstat(fd)
+		if stat.S_ISDIR(st.st_mode):
+			raise Bad('%s: a directory (want PATCH, a file git diff or git format-patch '
+				  'wrote)' % path)
+		chunks, wait = [], STREAM_WAIT_S
+		while True:
+			try:
+				r = os.read(fd, 65536)
+			except OSError as e:
+				if e.errno != errno.EAGAIN:
+					raise Bad('%s: cannot read it: %s' % (path, e.strerror))
+				r = None
+			if r:
+				chunks.append(r)
+				wait = None	# a writer is there: read its stream to the end
+				continue
+			if r == b'' and (stat.S_ISREG(st.st_mode) or wait is None):
+				break
+			# EAGAIN: a slow writer; b'': none yet (a FIFO no writer opened)
+			ready, _, _ = select.select([fd], [], [], None if r is None else wait)
+			if not ready:
+				raise Bad('%s: nothing to read within %d s (a FIFO or pipe with no '
+					  'writer?); want PATCH, a file, or a stream whose writer is '
+					  'running' % (path, STREAM_WAIT_S))
+			wait = None
+		return b''.join(chunks)
+	finally:
+		os.close(fd)
+
+
 def read_patches(paths, arch='x86'):
 	if unidiff is None:
 		raise Bad('python3-unidiff is not installed (apt-get install python3-unidiff, '
 			  'or run tools/install-deps.sh)')
 	out = []
 	for path in paths:
-		try:
-			with open(path, 'rb') as f:
-				data = f.read()
-		except OSError as e:
-			raise Bad('%s: cannot read it: %s (want PATCH, a file git diff or git '
-				  'format-patch wrote)' % (path, e.strerror))
+		data = RAW[path] = read_bytes(path)
 		if b'\0' in data:
 			raise Bad('%s: a binary file, not a patch (want the text git diff or git '
 				  'format-patch writes)' % path)

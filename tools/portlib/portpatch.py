@@ -180,7 +180,7 @@ class Session:
 
 	def row(self, h, word, text):
 		self.rows.append((h, word, text))
-		if word == 'conflict':
+		if word in ('conflict', 'already'):
 			self.failed += 1
 
 	def entry_for(self, h, path, it):
@@ -263,6 +263,34 @@ class Session:
 		return 'not in the port: %s%s' % (what, ' (docs/porting.md: %s)' % instead if instead
 						  else '')
 
+	def likeness(self, entry, it, src):
+		"""The port definition's lines that differ from the kernel's item @it, its
+		own marked deviations aside (port-drift's comparison)."""
+		kind = 'macro' if entry.kind == 'macro' else 'func'
+		pdef = drift.Def(entry.src, entry.name, entry.start, entry.end, kind)
+		spots = drift.mark_units(pdef)
+		pkeys = drift.port_keys(pdef.units(), self.renames(it.name))
+		v, _ = drift.compare(pdef, pkeys, spots, drift.Def(src, it.name, it.start, it.end,
+								  kind))
+		return v.n if v.word == 'differs' else 0
+
+	def held_insertions(self, m, nsrc, b, entry):
+		"""Does the port hold already each statement the hunk inserts: one the
+		kernel's result pairs with a port statement (its marked deviation, say) that
+		the kernel's code before the hunk pairs with nothing?"""
+		regions = [(t1, t2) for b1, b2, t1, t2 in m.regions() if b1 == b2 and t2 > t1]
+		if not regions or len(regions) != len(m.regions()):
+			return False
+		alt = place.Alignment(nsrc, b, entry, self.renames(b.name))
+		taken = {p for ps in m.als[0].bcorr.values() for p in ps}
+		for t1, t2 in regions:
+			units = {alt.bunit_of.get(m.ttoks[k].i) for k in range(t1, t2)}
+			for u in units:
+				ps = alt.bcorr.get(u) if u is not None else None
+				if not ps or set(ps) & taken:
+					return False
+		return True
+
 	def merge(self, h, path, a, b, osrc, nsrc, entry, edits):
 		entries = [entry] + self.map.fragments(a.name, path)
 		m = place.Merge(osrc, a, nsrc, b, entries, self.renames(a.name)).run()
@@ -291,6 +319,22 @@ class Session:
 					 'a change' if len(m.absorbed) == 1 else
 					 '%d changes' % len(m.absorbed), a.label(), ', '.join(
 						 '%s:%d' % (entry.rel, n) for n in sorted(set(m.absorbed)))))
+		# a change the port holds already (a patch applied by hand, or -R of one never
+		# applied): fewer of the port's unmarked lines differ from the hunk's result
+		# than from what it changes, and carrying the change over again would write
+		# its lines a second time
+		if m.edits and (self.likeness(entry, b, nsrc) < self.likeness(entry, a, osrc) or
+				self.held_insertions(m, nsrc, b, entry)):
+			if self.args.reverse:
+				why = 'the port reads as the kernel\'s without this hunk already: ' \
+				      'nothing to take out (was the patch applied?)'
+			else:
+				why = 'the port reads as the kernel\'s with this hunk already (applied ' \
+				      'twice? -R takes it out)'
+			self.row(h, 'already', '%s at %s:%d (%s): %s' % (
+				'not applied' if self.args.reverse else 'already applied', entry.rel,
+				entry.line, a.label(), why))
+			return
 		if not m.edits:
 			if not m.absorbed:
 				self.row(h, 'comment', 'nothing to do in %s (only what the port reads '
@@ -480,9 +524,10 @@ def parse(argv):
 			  'the tree the patches were made against)' % ' or '.join(
 				  upstream_tried(args.root)))
 	if not os.path.isdir(args.upstream):
-		raise Bad('%s %s: no such directory (want --upstream DIR, the Linux 7.3 '
-			  'tree the patches were made against)' % (
-				  '--upstream' if given else '$POKELAB_UPSTREAM', args.upstream))
+		raise Bad('%s %s: %s (want --upstream DIR, the Linux 7.3 tree the patches were '
+			  'made against)' % ('--upstream' if given else '$POKELAB_UPSTREAM',
+					     args.upstream, 'not a directory' if os.path.exists(
+						     args.upstream) else 'no such directory'))
 	if args.worktree and os.path.exists(args.worktree):
 		raise Bad('--worktree %s: already exists (want a new directory for git worktree '
 			  'add)' % args.worktree)
@@ -502,13 +547,26 @@ def main(argv):
 		# the new worktree is what is read and patched: the checkout stays as it is
 		args.root = make_worktree(checkout, args.worktree)
 	key = record_key(args.patches)
+	if not args.reverse and not args.worktree:
+		held = restore_record(args.root, key, True)
+		if held is not None:
+			print('port-patch: %s: already applied: port-patch applied it to %s, still as it '
+			      'left them (-R takes it back out); nothing written' % (
+				      ' '.join(args.patches), ', '.join(sorted(held))))
+			return 3 if args.torture is not None else 1
 	if args.reverse and not args.worktree and not args.no_record:
+		rec = record_path(args.root, key)
+		built = rec and os.path.isfile(rec) and built_since(args, os.path.getmtime(rec))
 		done = restore_record(args.root, key, args.check)
 		if done is not None:
 			print('port-patch: -R: %s %d file%s byte for byte from what port-patch kept when '
 			      'it applied %s (%.2f s)' % ('would restore' if args.check else 'restored',
 						  len(done), '' if len(done) == 1 else 's',
 						  ' '.join(args.patches), time.monotonic() - t0))
+			if built and args.torture is None:
+				print('port-patch: -R: %s still holds the pokelab built with the patch: '
+				      'ninja -C %s tools/pokelab builds it from the restored sources' % (
+					      built, built))
 			if args.torture is not None and not args.check:
 				from . import verdict
 				return verdict.torture(args, args.root, Session(args), patches)
@@ -557,6 +615,9 @@ def main(argv):
 			  nh, '' if nh == 1 else 's', nc, '' if nc == 1 else 's', counts.get('applied', 0),
 			  counts.get('comment', 0), counts.get('absorbed', 0), counts.get('no port', 0),
 			  counts.get('conflict', 0), placed_t)
+	if counts.get('already'):
+		summary = summary.replace(' conflicts (', ' conflicts, %d %s (' % (
+			counts['already'], 'not applied' if args.reverse else 'already applied'))
 	sys.stdout.write('\n'.join(out) + '\n')
 	target = args.root
 	write = not args.check and (not s.failed or args.reject)
@@ -596,8 +657,11 @@ def main(argv):
 def record_key(paths):
 	h = hashlib.sha256()
 	for p in paths:
-		with open(p, 'rb') as f:
-			h.update(f.read())
+		if p in patchin.RAW:
+			h.update(patchin.RAW[p])
+		else:
+			with open(p, 'rb') as f:
+				h.update(f.read())
 		h.update(b'\0')
 	return h.hexdigest()[:24]
 
@@ -608,6 +672,17 @@ def record_path(root, key):
 	if p.returncode:
 		return None
 	return os.path.join(p.stdout.strip(), 'port-patch', key + '.json')
+
+
+def built_since(args, t):
+	"""The build directory whose pokelab was built after time @t, if one was
+	(--torture builds the patched tree in it)."""
+	build = args.build or os.path.join(args.root, 'build')
+	exe = os.path.join(build, 'tools', 'pokelab')
+	try:
+		return os.path.join(os.path.relpath(build), '') if os.path.getmtime(exe) > t else None
+	except OSError:
+		return None
 
 
 def keep_record(root, key, files):
