@@ -95,11 +95,15 @@ def main(argv):
 		raise Bad('no NAME given; expected %s' % USAGE)
 	root = args.root or os.path.dirname(os.path.dirname(os.path.dirname(
 		os.path.abspath(__file__))))
+	if not os.path.isfile(os.path.join(root, 'tools', 'port-drift')):
+		raise Bad('--root %s: not a pokelab checkout; expected --root DIR, a pokelab '
+			  'checkout' % root)
 	pm = PortMap(root)
 	up = args.upstream or default_upstream(root)
 	if args.upstream and not os.path.isdir(args.upstream):
-		raise Bad('--upstream %s: no such directory; expected --upstream DIR, a Linux 7.3 '
-			  'tree' % args.upstream)
+		raise Bad('--upstream %s: %s; expected --upstream DIR, a Linux 7.3 tree' % (
+			args.upstream, 'not a directory' if os.path.exists(args.upstream) else
+			'no such directory'))
 	tree = drift.Tree(up) if up and not args.brief else None
 	status = 0
 	defs = None
@@ -107,6 +111,11 @@ def main(argv):
 		name = raw.strip()
 		m = re.fullmatch(r'(.+):(\d+)', name)
 		if m and os.path.isfile(os.path.join(root, m.group(1))):
+			with open(os.path.join(root, m.group(1)), 'rb') as f:
+				nlines = f.read().count(b'\n')
+			if not 1 <= int(m.group(2)) <= nlines:
+				raise Bad('%s: line %s is not in %s (lines 1 to %d); expected FILE:LINE '
+					  'with a line of the file' % (name, m.group(2), m.group(1), nlines))
 			e = covering(pm, m.group(1), int(m.group(2)))
 			if e:
 				print('%s: in %s' % (name, describe(pm, e, tree)))
@@ -149,3 +158,6 @@ def run(argv):
 		clihelp.report('where', e)
 	except BrokenPipeError:
 		sys.exit(0)
+	except KeyboardInterrupt:
+		sys.stderr.write('pokelab: where: interrupted\n')
+		sys.exit(130)
