@@ -107,7 +107,7 @@ int setCsdlockDebug(const char *val, std::string &err)
 	int v;
 
 	if (!val || !get_option(&probe, &v)) {
-		err = fmt::format("csdlock_debug{}{}: expected csdlock_debug=0 (off, the default) or "
+		err = fmt::format("csdlock_debug{}{}: expected csdlock_debug=0 (off) or "
 				  "csdlock_debug=1 (CSD-lock debugging and its watchdog)",
 				  val ? "=" : "", val ? val : "");
 		return -EINVAL;

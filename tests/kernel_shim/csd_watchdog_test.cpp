@@ -122,10 +122,10 @@ TEST(CsdLockDebugParam, GetOptionValuesAndBadInput)
 	EXPECT_EQ(kshim::machineLine().find("csdlock_debug"), std::string::npos);
 	kshim::shutdown();
 	EXPECT_EQ(kshim::boot("nr_cpus=2 csdlock_debug=yes", &err, true), -EINVAL);
-	EXPECT_EQ(err, "csdlock_debug=yes: expected csdlock_debug=0 (off, the default) or "
+	EXPECT_EQ(err, "csdlock_debug=yes: expected csdlock_debug=0 (off) or "
 		       "csdlock_debug=1 (CSD-lock debugging and its watchdog)");
 	EXPECT_EQ(kshim::boot("nr_cpus=2 csdlock_debug", &err, true), -EINVAL);
-	EXPECT_EQ(err, "csdlock_debug: expected csdlock_debug=0 (off, the default) or "
+	EXPECT_EQ(err, "csdlock_debug: expected csdlock_debug=0 (off) or "
 		       "csdlock_debug=1 (CSD-lock debugging and its watchdog)");
 }
 

@@ -688,9 +688,9 @@ void addTortureCommand(CLI::App &app)
 			fmt::format("Boot parameters, kernel command-line style (pokelab.busted=NAME, "
 				    "pokelab.sync=membarrier, pokelab.eret=serialising ...); "
 				    "torture boots with csdlock_debug={} unless csdlock_debug={} is "
-				    "given", kCsdlockDebug, !kCsdlockDebug));
+				    "given", (int)kCsdlockDebug, (int)!kCsdlockDebug));
 	bootParamDefault(cmd, "nr_cpus", minCpusText());
-	bootParamDefault(cmd, "csdlock_debug", fmt::format("{}, {}", kCsdlockDebug,
+	bootParamDefault(cmd, "csdlock_debug", fmt::format("{}, {}", (int)kCsdlockDebug,
 							   kCsdlockDebug ? "on" : "off"));
 	cmd->footer(bustedHelp());
 }
