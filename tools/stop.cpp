@@ -96,8 +96,10 @@ void watcher()
 			clock_gettime(CLOCK_MONOTONIC, &first);
 			stopping.store(true);
 			/* the same signal within kSameStopMs is this stop again: say so */
-			say("pokelab: stopping after the operation in progress (another Ctrl-C after "
-			    "0.5 s exits at once)\n");
+			say(sig == SIGINT ? "pokelab: stopping after the operation in progress "
+					    "(another Ctrl-C after 0.5 s exits at once)\n"
+					  : "pokelab: stopping after the operation in progress "
+					    "(another signal after 0.5 s exits at once)\n");
 			continue;
 		}
 		if (sig == signalTaken.load() && msSince(first) < kSameStopMs)
