@@ -52,8 +52,12 @@ int bootBench(const char *name, const BenchOptions &o, unsigned int defCpus,
 		fmt::print(stderr, "pokelab: {}\n", twin);
 		return 2;
 	}
-	for (const std::string &p : o.params)
+	for (const std::string &p : o.params) {
 		cmdline += p + " ";
+		/* the boot parameter, not the benchmark's own default, when given */
+		if (!o.cpus && p.rfind("nr_cpus=", 0) == 0)
+			cpus = 0;
+	}
 	if (cpus)
 		cmdline += fmt::format("nr_cpus={}", cpus);
 	if (kshim::boot(cmdline, &err, true)) {
