@@ -142,8 +142,16 @@ bool resultsOpen(const std::string &p, std::string *err)
 	fd = open(p.c_str(), O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 		  0644);
 	if (fd < 0) {
+		int e = errno;
+		std::string dir = p.find('/') == std::string::npos ? "." : p.substr(0, p.rfind('/'));
+
+		/* ENOENT from a directory that is there: it takes no new files (/proc, /sys) */
+		if (e == ENOENT && !stat(dir.empty() ? "/" : dir.c_str(), &st) && S_ISDIR(st.st_mode))
+			why = fmt::format("its directory, {}, takes no new files",
+					  dir.empty() ? "/" : dir);
 		*err = fmt::format("{}: {}; expected --results FILE (a file torture appends "
-				   "to)", p, errno == ELOOP ? "a symbolic link" : strerror(errno));
+				   "to)", p, e == ELOOP ? "a symbolic link"
+				   : !why.empty() ? why.c_str() : strerror(e));
 		return false;
 	}
 	/* checked again on what was opened: nothing swapped in between is used */

@@ -65,6 +65,8 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 			   "({})\n", why, left.empty() ? "none" : left);
 		fmt::print("{}", kshim::watchdogCpuStates(0));
 	}
+	bool timelineWritten = false;
+
 	if (timeline) {
 		std::string err;
 
@@ -78,7 +80,7 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 		if (!timeline->finish(kshim::traceRecorderStop(), &err))
 			fmt::print(stderr, "pokelab: --timeline: {}\n", err);
 		else
-			sayWrote(opts.timeline, "--timeline");
+			timelineWritten = true;	/* named after the verdict (docs/cli.md) */
 	}
 
 	double secs = (kshim::clockNs() - runT0) / 1e9;
@@ -206,6 +208,8 @@ int finishRun(End end, int sig, const std::vector<std::string> &modBad)
 		fmt::print("torture: INTERRUPTED after {:.1f} s ({}), seed {}: no verdict on what "
 			   "was not run; {}{} so far\n", secs, pokelab::stopSignalName(), seedUsed,
 			   kshim::nOf(x.violations, "violation"), lockup ? " and a lockup" : "");
+	if (timelineWritten)
+		sayWrote(opts.timeline, "--timeline");
 	std::fflush(stdout);
 	std::fflush(stderr);
 	(void)sig;
