@@ -82,6 +82,9 @@ const BustedVariant variants[] = {
 	{POKELAB_BUSTED_WAIT_IPI_ONLY, "wait-ipi-only",
 	 "smp_call_function_many_cond() waits only for the CPUs it sent an IPI, not for those "
 	 "whose queue already held a csd", nullptr},
+	{POKELAB_BUSTED_KICK_NO_WAIT, "kick-no-wait",
+	 "kick_all_cpus_sync() returns without waiting for the CPUs to take its IPI (the end of "
+	 "a membarrier sync round)", "pokelab.sync=membarrier"},
 	/* wedges: the lockup detectors name them (kernel_shim/watchdog.h), not the model */
 	{POKELAB_BUSTED_REFS_LEAK_PUT, "refs-leak-put",
 	 "put_text_poke_array() loses its decrement: the next refs drain waits forever "

@@ -814,7 +814,7 @@ void kick_all_cpus_sync(void)
 {
 	/* The caller's stores are visible before the CPUs are kicked. */
 	smp_mb();
-	smp_call_function(do_nothing, NULL, 1);
+	smp_call_function(do_nothing, NULL, !BUSTED(KICK_NO_WAIT));	/* userspace: BUSTED */
 }
 
 DEFINE_PER_CPU(atomic_t, trigger_backtrace);

@@ -12,7 +12,12 @@
  *  - a declined trap: the handler returned 0 for an INT3 that the open
  *    batch wrote and has not removed, and whose site the batch was not
  *    asked to leave an INT3 (then the trap dies as "Oops: int3": the model
- *    says why before it does).
+ *    says why before it does);
+ *  - a late trap: an unclaimed trap on an INT3 that a batch wrote, removed
+ *    and drained: the CPU executed it while the batch was live, and its
+ *    handler ran after the batch ended, which the kernel's sync round
+ *    (its IPI waits for every CPU to leave the trap, IRQs off from the
+ *    trap on) and drain never let happen.
  *
  * The counters' addresses are registered at boot (xmcInt3Refs()), and so
  * is that of the mode flag the handler reads (pokelab.refs=, switched
@@ -52,6 +57,9 @@ const bool *refsGlobalFlag;
  * sees it change retries or gives up.
  */
 ArmedList armed;
+
+/* The last batch's INT3 sites, kept when it is forgotten: a late trap's proof. */
+ArmedList retired;
 
 /* Per CPU: the handler's nesting and the site of its outermost trap (any context). */
 Int3Cpu int3Cpus[NR_CPUS];
@@ -117,6 +125,15 @@ void armedRemove(unsigned long site)
 
 void armedClear()
 {
+	unsigned int n = armed.n;
+
+	if (n) {
+		__atomic_store_n(&retired.gen, retired.gen + 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		memcpy(retired.site, armed.site, n * sizeof(armed.site[0]));
+		__atomic_store_n(&retired.n, n, __ATOMIC_RELAXED);
+		__atomic_store_n(&retired.gen, retired.gen + 1, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&armed.gen, armed.gen + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&armed.n, 0, __ATOMIC_RELAXED);
@@ -357,6 +374,25 @@ bool armedOpcodes(unsigned long site, u8 *oldOp, u8 *newOp)
 	return armedSite(site, false, oldOp, newOp);
 }
 
+/* Did the last batch the model forgot arm an INT3 at @site? A seqcount read, any context. */
+bool retiredSite(unsigned long site)
+{
+	for (unsigned int tries = 0; tries < 1000; tries++) {
+		unsigned int g = __atomic_load_n(&retired.gen, __ATOMIC_ACQUIRE);
+		bool found = false;
+
+		if (g & 1)
+			continue;
+		for (unsigned int i = 0; i < __atomic_load_n(&retired.n, __ATOMIC_RELAXED) &&
+					 i < kArmedMax; i++)
+			found |= retired.site[i] == site;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&retired.gen, __ATOMIC_RELAXED) == g)
+			return found;
+	}
+	return false;
+}
+
 } /* namespace xmc */
 
 /*
@@ -428,8 +464,34 @@ void xmcInt3DeclinedNote(unsigned long site) noexcept
 	if (xmcEnabled && !__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE) &&
 	    armedSite(site, true))
 		recordDeclined(cpu, site);
-	if (__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE) != 1)
+	if (__atomic_load_n(&t->declinedHave, __ATOMIC_ACQUIRE) != 1) {
+		/*
+		 * A late trap: the INT3 was a batch's, removed and drained (its
+		 * site in the open batch's list as removed with every count at 0,
+		 * or in the last batch's). The CPU executed it while the batch
+		 * was live; the handler ran after the batch ended.
+		 *
+		 *	CPU0 (smp_text_poke_batch_finish)	CPU1
+		 *						execute the INT3 (trap)
+		 *	phase 3: first byte written
+		 *	sync round returns, not waiting
+		 *	drain: refs 0, batch gone
+		 *						handler: no ref, Oops
+		 */
+		if (!xmcEnabled || !(retiredSite(site) ||
+				     (refsOf(cpu) == 0 && armedSite(site, false, nullptr, nullptr,
+								    true))))
+			return;
+		b.str("xmc: INT3 handled after its batch: CPU ").dec(cpu).str(" at ").hex(site)
+			.str(" in smp_text_poke_batch_finish: it trapped on an INT3 the batch wrote "
+			     "in phase 1, and its handler ran only after the batch had removed it "
+			     "and drained its refs: a sync round or the drain returned while this "
+			     "CPU was between its trap and its handler (the kernel's sync IPI waits "
+			     "for it: IRQs are off from the trap on)\n");
+		b.emit();
+		xmcNoteReported();
 		return;
+	}
 	b.str("xmc: INT3 declined on an armed site: CPU ").dec(cpu).str(" at ")
 		.hex(t->declinedSite).str(" in smp_text_poke_batch_finish: the INT3 handler "
 					  "declined (returned 0 for) a trap on an INT3 that the "

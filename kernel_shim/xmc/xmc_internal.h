@@ -671,6 +671,8 @@ void takeStaleAtEntry();
 
 /* ---- int3.cpp: R3 ---- */
 extern ArmedList armed;
+/* The last forgotten batch's INT3 sites (int3.cpp), for a late trap's report. */
+extern ArmedList retired;
 extern Int3Cpu int3Cpus[NR_CPUS];
 /* A CPU's INT3 refs count as the atomic reads now (-1: not registered). */
 long refsOf(unsigned int cpu);

@@ -96,9 +96,10 @@ busted)
 		echo "pokelab.busted=$name: $first"
 		exit 0
 	fi
-	# R3 on the counts: the CPU whose count was still held; a declined trap, the INT3's address
-	if echo "$first" | grep -Eq '^xmc: INT3 (refs held past the drain|declined on an armed site): '; then
-		echo "$first" | grep -Eq '^xmc: INT3 (refs held past the drain: CPU [0-9]+: .* read [1-9][0-9]*|declined on an armed site: CPU [0-9]+ at (0x[0-9a-f]+|.* \[0x[0-9a-f]+\]))' ||
+	# R3 on the counts: the CPU whose count was still held; a declined or a late trap,
+	# the INT3's address
+	if echo "$first" | grep -Eq '^xmc: INT3 (refs held past the drain|declined on an armed site|handled after its batch): '; then
+		echo "$first" | grep -Eq '^xmc: INT3 (refs held past the drain: CPU [0-9]+: .* read [1-9][0-9]*|(declined on an armed site|handled after its batch): CPU [0-9]+ at (0x[0-9a-f]+|.* \[0x[0-9a-f]+\]))' ||
 			fail "pokelab.busted=$name: the INT3 violation does not name the CPU and the count or site"
 		echo "pokelab.busted=$name: $first"
 		exit 0
