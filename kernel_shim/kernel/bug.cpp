@@ -266,6 +266,37 @@ void addDeathHook(void (*fn)() noexcept)
 	}
 }
 
+namespace {
+
+void (*panicNotifiers[2])() noexcept;
+int panicNotifiersRan;
+
+} /* namespace */
+
+void addPanicNotifier(void (*fn)() noexcept)
+{
+	for (auto &h : panicNotifiers) {
+		if (h == fn)
+			return;
+		if (!h) {
+			__atomic_store_n(&h, fn, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+void runPanicNotifiers() noexcept
+{
+	if (__atomic_exchange_n(&panicNotifiersRan, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (auto &h : panicNotifiers) {
+		void (*fn)() noexcept = __atomic_load_n(&h, __ATOMIC_ACQUIRE);
+
+		if (fn)
+			fn();
+	}
+}
+
 void addTaintWarn() noexcept
 {
 	__atomic_fetch_add(&nrWarnings, 1, __ATOMIC_RELAXED);

@@ -31,6 +31,7 @@
 #include <kernel_shim/busted.h>
 #include <kernel_shim/elf_image.h>
 #include <kernel_shim/plural.h>
+#include <linux/bug.h>
 #include <kernel_shim/sigsafe.h>
 #include <kernel_shim/xmc_verdict.h>
 #include <linux/cpumask.h>
@@ -68,6 +69,7 @@ constexpr unsigned long kCallLen = 5;	/* the slot: a CALL rel32 */
 			break;
 		off += r;
 	}
+	runPanicNotifiers();	/* the command's verdict */
 	_exit(1);
 }
 
@@ -171,6 +173,7 @@ void xmcInt3Claimed(const struct pt_regs *before, const struct pt_regs *after) n
 	b.str("Kernel panic - not syncing: xmc: the INT3 self-test was emulated wrongly at "
 	      "boot, by the end of int3_selftest: the machine does not boot\n");
 	b.emit();
+	runPanicNotifiers();	/* the command's verdict */
 	_exit(1);
 }
 

@@ -12,8 +12,10 @@
 # must exit 1 (the panic, not a crash's status or a timeout), print the
 # patch's "names:" line after "xmc: " (the rule, the CPU and the site),
 # then "Kernel panic - not syncing: xmc:", with no fatal-signal line, Oops
-# or BUG before the first xmc: line, and never reach the run (no "torture:"
-# verdict). The patch is taken off again after its run, and at exit.
+# or BUG before the first xmc: line, never reach the run (no "torture: seed"
+# line), and end in torture's verdict, last: "torture: FAILURE (seed 1): the
+# machine did not boot". The patch is taken off again after its run, and at
+# exit.
 #
 # TREE left out: a copy of SRC's tracked files (as they are in SRC's work
 # tree) in a temporary directory with a build directory set up there,
@@ -73,7 +75,9 @@ for p in "$@"; do
 	[ -z "$crash" ] || [ -z "$first" ] || [ "$crash" -gt "$first" ] ||
 		ok="a crash first: $(sed -n "${crash}p" "$out")"
 	grep -q '^Kernel panic - not syncing: xmc: ' "$out" || ok="no panic line"
-	! grep -q '^torture: ' "$out" || ok="the machine booted"
+	! grep -q '^torture: seed' "$out" || ok="the machine booted"
+	tail -n 1 "$out" | grep -q '^torture: FAILURE (seed 1): the machine did not boot: ' ||
+		ok="the last line is not torture's FAILURE verdict"
 	verdict=named
 	[ "$ok" = yes ] || verdict="MISSED ($ok)"
 	printf '%s: %s, exit %s: %s\n' "$name" "$verdict" "$rc" \

@@ -19,6 +19,8 @@
 #include <kernel_shim/boot.h>
 #include <kernel_shim/boot_cpus.h>
 #include <kernel_shim/machine.h>
+#include <kernel_shim/sigsafe.h>
+#include <linux/bug.h>
 
 #include "command.h"
 #include "boot_twin.h"
@@ -31,6 +33,14 @@
 #include <kernel_shim/trace_record.h>
 
 namespace {
+
+/* The machine did not boot (the model's panic at boot, its reports above): the demo's verdict. */
+void demoPanicNotifier() noexcept
+{
+	std::fflush(stdout);
+	kshim::SigSafeBuf().str("verdict: FAIL (the machine did not boot: the model reported a "
+				"fault at boot, above)\n").emit(1);
+}
 
 using pokelab::kExitUsage;
 using pokelab::wholeNumber;
@@ -155,6 +165,7 @@ int runDemo(const DemoOptions &o)
 		cmdline += " nohz_full=" + o.nohzFull;
 	if (!o.ctDefer.empty())
 		cmdline += " pokelab.ct_defer=" + o.ctDefer;
+	kshim::addPanicNotifier(demoPanicNotifier);
 	if (kshim::boot(cmdline, &err, true))
 		return usageError(pokelab::inOptionWords(err, {
 			{"--cpus", o.cpus ? std::to_string(o.cpus) : "", "nr_cpus"},

@@ -334,6 +334,24 @@ void tortureDeathHook() noexcept
 	_exit(1);
 }
 
+/*
+ * The machine did not boot: the model found a fault at boot (a patch's:
+ * the boot's own text wrong, the INT3 self-test emulated wrongly) and
+ * panicked, its reports above. A FAILURE, as
+ * any violation: the run's verdict line, last.
+ */
+void torturePanicNotifier() noexcept
+{
+	kshim::SigSafeBuf b;
+
+	b.str("torture: FAILURE (seed ").udec(seedUsed).str("): the machine did not boot: the "
+							    "model reported a fault at boot "
+							    "(above)\n");
+	std::fflush(stdout);
+	b.emit(1);
+	b.emit(2);
+}
+
 /* --module's file, checked before the machine boots: an ELF file (the loader says the rest). */
 CLI::Validator elfObject()
 {
@@ -479,6 +497,7 @@ int run()
 	}
 	/* the console's WARN/BUG reports from the boot on count against the run */
 	warnsAtBoot = kshim::warnCount();
+	kshim::addPanicNotifier(torturePanicNotifier);
 	if (kshim::boot(cmdline, &err, true)) {
 		/* a value the user typed as an option is named as typed; a seeded list is not */
 		fmt::print(stderr, "pokelab: {}\n", pokelab::inOptionWords(err, {

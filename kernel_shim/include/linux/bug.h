@@ -39,6 +39,17 @@ void addTaintWarn() noexcept;
  */
 void addDeathHook(void (*fn)() noexcept);
 /*
+ * kernel/panic.c's panic_notifier_list, for the one panic the machine has:
+ * the cross-modifying-code model's at boot (the boot's own text is wrong,
+ * the machine does not boot). @fn runs after the panic line and before the
+ * exit, in the order added: a command says its verdict there. @fn must be
+ * async-signal-safe (the INT3 self-test panics from its SIGTRAP handler).
+ * At most 2; task context, before boot().
+ */
+void addPanicNotifier(void (*fn)() noexcept);
+/* Run them, once per process. Any context, async-signal-safe. */
+void runPanicNotifiers() noexcept;
+/*
  * SIGILL, SIGFPE, SIGSEGV, SIGBUS and SIGABRT run the death hooks (once:
  * BUG()'s abort() after them runs none), then the handler
  * that was there before (AddressSanitizer's), or the default action. Once,
