@@ -204,5 +204,20 @@ tmux -S "$sock" send-keys -t explain C-c
 wait_for '^explain static-key: stopped (SIGINT) after step 1: the CPUs stopped'
 wait_for '^EXIT=130$'
 [ ! -e "$dir/cc.svg" ] || fail "Ctrl-C left a --timeline file"
+tmux -S "$sock" kill-server 2>/dev/null
+sock="$dir/tmux3"
+
+# Ctrl-C at int3-batch's first prompt, after which the batch's phases are steps: the
+# batch runs to its end (text_mutex is held) with its steps unsaid, and the stop line
+# names the step the stop came at
+tmux -S "$sock" new-session -d -x 200 -y 60 -s explain \
+	"\"$pokelab\" explain int3-batch --step --cpus 3; echo EXIT=\$?; sleep 60" ||
+	fail "tmux did not start"
+wait_for 'Enter for the next step'
+tmux -S "$sock" send-keys -t explain C-c
+wait_for '^EXIT=130$'
+screen | grep -q '^explain int3-batch: stopped (SIGINT) after step 1: the batch in progress ran to its end' ||
+	{ screen >"$dir/out"; fail "int3-batch: no stop line after step 1"; }
+! screen | grep -q '^Step 2: ' || { screen >"$dir/out"; fail "int3-batch: steps shown after Ctrl-C"; }
 echo "explain: int3-batch CPUs in the handler:" $caught"; --step waited at each step"
 exit 0

@@ -171,10 +171,19 @@ std::string wrapLine(const std::string &line, unsigned int width, int hang)
 	return out;
 }
 
+/*
+ * Ctrl-C inside a batch: the batch finishes (text_mutex is held), its
+ * steps unsaid; the step at which the stop came, for the stop line.
+ */
+static bool muted;
+static unsigned int stoppedAt;
+
 void sayText(const std::string &s)
 {
 	size_t nl;
 
+	if (muted)
+		return;
 	pending += s;
 	while ((nl = pending.find('\n')) != std::string::npos) {
 		std::string line = wrapLine(pending.substr(0, nl));
@@ -264,12 +273,25 @@ void step(const std::string &title)
 
 	if (pokelab::stopRequested() && !inBatch)
 		throw Stopped{};
-	if (opts.step && stepNo) {
+	if (muted)
+		return;
+	bool stop = pokelab::stopRequested();
+
+	if (!stop && opts.step && stepNo) {
 		sayFlush();
 		fmt::print("{}", bold("-- Enter for the next step --"));
 		std::fflush(stdout);
-		if (!waitEnter() && !inBatch)
+		stop = !waitEnter();
+		if (stop && !inBatch)
 			throw Stopped{};
+		if (stop)
+			fmt::print("\n");
+	}
+	if (stop) {
+		/* inside the batch: it runs to its end unsaid; the next step outside throws */
+		stoppedAt = stepNo;
+		muted = true;
+		return;
 	}
 	stepNo++;
 	/* bold each piece of the heading: the escapes do not count as columns */
@@ -662,8 +684,12 @@ int runTopic(const Topic &t)
 			running();
 		if (kshim::booted())
 			kshim::shutdown();
-		say("\nexplain {}: stopped ({}) after step {}: the CPUs stopped and the "
-			   "machine shut down{}\n", t.name, pokelab::stopSignalName(), stepNo,
+		muted = false;
+		say("\nexplain {}: stopped ({}) after step {}: {}the CPUs stopped and the "
+			   "machine shut down{}\n", t.name, pokelab::stopSignalName(),
+			   stoppedAt ? stoppedAt : stepNo,
+			   stoppedAt ? "the batch in progress ran to its end, its steps not shown; "
+				     : "",
 			   opts.trace.empty() && opts.timeline.empty()
 				   ? "" : "; no --trace or --timeline file written");
 		return pokelab::stopExitStatus();
