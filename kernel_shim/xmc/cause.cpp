@@ -224,10 +224,24 @@ std::string unsyncedCause(const XmcViolation &v, int cpu, u64 serial)
 	u64 first = nrounds > kRounds ? nrounds - kRounds : 0;
 	unsigned int shown = 0, since = 0;
 
-	for (u64 i = first; i < nrounds; i++)
+	const char *before = v.opFirst && serial < v.opFirst ? " (before the operation began)" : "";
+	/* what it serialised itself; the rest the model counted it from (serialOf()) */
+	u64 own = __atomic_load_n(&cpuEvents[cpu].serial, __ATOMIC_ACQUIRE);
+	bool membarrier = false;
+
+	for (u64 i = first; i < nrounds; i++) {
 		since += rounds[i % kRounds].seq > serial;
-	s = fmt::format("  why: CPU {} last serialised at write {}{}; ", cpu, serial,
-			v.opFirst && serial < v.opFirst ? " (before the operation began)" : "");
+		membarrier |= rounds[i % kRounds].membarrier && rounds[i % kRounds].seq == serial;
+	}
+	if (own >= serial)
+		s = fmt::format("  why: CPU {} last serialised at write {}{}; ", cpu, serial, before);
+	else if (membarrier)
+		s = fmt::format("  why: CPU {} last serialised at write {}, and a membarrier round "
+				"covered it to write {}{}; ", cpu, own, serial, before);
+	else
+		s = fmt::format("  why: CPU {} last serialised at write {}; the model counts it "
+				"from write {}{}, where an earlier report on it ended (one report per "
+				"CPU and fault); ", cpu, own, serial, before);
 	if (!since) {
 		s += "no sync round began after that";
 		if (nrounds > kRounds && rounds[first % kRounds].seq > serial)

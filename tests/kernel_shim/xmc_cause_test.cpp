@@ -234,6 +234,28 @@ TEST_F(XmcCause, DeferredWorkLostAtItsKernelEntry)
 		      "instrumentable code at 0x1234 without serialising\n");
 }
 
+TEST_F(XmcCause, AForgivenWindowIsNotCalledASerialisation)
+{
+	std::string t;
+
+	kshim::xmcCpus[2].fetching = 0;	/* CPU 2 in user mode since its last serialisation */
+	text_[40] = 0x90;		/* a write it misses there, which moves the count on */
+	kshim::xmcOpBegin("text_poke");
+	write(40, &kInt3, 1);
+	kshim::xmcOpEnd();
+	kshim::xmcIntent(text_ + 16, kJmp, 5);
+	publishRefs();
+	kshim::xmcOpBegin("smp_text_poke_batch_finish", true);
+	kshim::xmcPhase(1);
+	/* it enters the kernel: stale against the text_poke, reported and forgiven to its end */
+	kshim::xmcFirstFetch(2, 0x1234);
+	write(16, &kInt3, 1);
+	tailAfter([] { on_each_cpu_cond(skipTwo, syncFn, nullptr, 1); });
+	t = report(XmcRule::Torn, 2);
+	EXPECT_HAS(t, "  why: CPU 2 last serialised at write 0; the model counts it from write 1 "
+		      "(before the operation began), where an earlier report on it ended");
+}
+
 TEST_F(XmcCause, AnIncrementFromZeroIsNamed)
 {
 	std::string t;
