@@ -155,6 +155,14 @@ int runSelectedBench()
 			   selected, names);
 		return 2;
 	}
+	/* a second benchmark name among the boot parameters: one benchmark a run, or all */
+	for (const std::string &p : options.params)
+		if (p == "all" || std::any_of(benches().begin(), benches().end(),
+					      [&](const Bench &b) { return p == b.name; })) {
+			fmt::print(stderr, "pokelab: bench: {} and {}: one benchmark a run; expected "
+				   "pokelab bench NAME, or pokelab bench all\n", selected, p);
+			return 2;
+		}
 	options.itersGiven = benchCmd->count("--iters") > 0;
 	options.plotGiven = benchCmd->count("--plot") > 0;
 	if (options.plotGiven && selected != "scale") {

@@ -98,6 +98,7 @@ struct Opts {
 	unsigned int intervalMs = 4;	/* pause between housekeeping operations */
 	std::string traceDir;		/* keep the filtered traces here */
 	std::string ctDefer;		/* --ct-defer: off and the policies compared with it */
+	bool ctDeferSet;		/* --ct-defer given (an empty list is refused) */
 	std::string defer;		/* --defer: its old name, refused */
 	bool deferSet = false;
 } opts;
@@ -378,7 +379,7 @@ int runVariants(const Common &common)
 	}
 	/* the policies: --ct-defer LIST, off and those compared with it (default: v7) */
 	std::vector<std::string> policies;
-	if (!opts.ctDefer.empty()) {
+	if (opts.ctDeferSet) {
 		static const std::vector<std::string> known = {"off", "v7", "v7-tlbi", "v8", "v5",
 							       "pokelab-catchup"};
 		size_t pos = 0;
@@ -390,13 +391,17 @@ int runVariants(const Common &common)
 								       : comma - pos);
 
 			pos = comma == std::string::npos ? opts.ctDefer.size() + 1 : comma + 1;
-			if (std::find(known.begin(), known.end(), p) == known.end() ||
-			    std::find(policies.begin(), policies.end(), p) != policies.end()) {
-				fmt::print(stderr, "pokelab: run isolation: --ct-defer {}: bad "
-					   "policy '{}'; expected a comma list of distinct off, "
-					   "v7, v7-tlbi, v8, v5, pokelab-catchup (e.g. "
-					   "off,v7,v7-tlbi,v8)\n",
-					   opts.ctDefer, p);
+			bool twice = std::find(policies.begin(), policies.end(), p) !=
+				     policies.end();
+
+			if (twice || std::find(known.begin(), known.end(), p) == known.end()) {
+				fmt::print(stderr, "pokelab: run isolation: --ct-defer {}: {}; expected "
+					   "a comma list of distinct off, v7, v7-tlbi, v8, v5, "
+					   "pokelab-catchup (e.g. off,v7,v7-tlbi,v8)\n",
+					   opts.ctDefer.empty() ? "''" : opts.ctDefer,
+					   twice ? fmt::format("'{}' given twice", p)
+					   : p.empty() ? std::string("an empty policy")
+					   : fmt::format("bad policy '{}'", p));
 				return 2;
 			}
 			policies.push_back(p);
@@ -500,7 +505,10 @@ int (*setupIsolation(CLI::App *sub))(const Common &)
 	sub->add_option("--interval-ms", opts.intervalMs,
 			"Housekeeping: pause between patching operations, ms (default: 4)")
 		->check(wholeNumber(0, 10000));
-	sub->add_option("--ct-defer", opts.ctDefer,
+	sub->add_option_function<std::string>("--ct-defer", [](const std::string &v) {
+			opts.ctDefer = v;
+			opts.ctDeferSet = true;
+		},
 			"Policies, a comma list: each is compared with off, which runs first "
 			"(default: off,v7; e.g. off,v7,v7-tlbi,v8; v8: pokelab's reconstruction "
 			"of an RFC, not posted code); boot parameter pokelab.ct_defer= of each "

@@ -554,8 +554,9 @@ int run()
 	resultsBegin({seedUsed, opts.duration, opts.ops, n, opts.nohzFull, opts.ctDefer, opts.module,
 		      opts.params, cmdline, kshim::machineLine()});
 	fmt::print("{}\n", kshim::machineLine());
-	fmt::print("torture: seed {}, {} CPUs ({} nohz_full), {}\n", seedUsed, n,
-		   cpumask_empty(nohz) ? "none" : kshim::cpumaskPrintList(nohz),
+	fmt::print("torture: seed {}, {} CPUs ({}), {}\n", seedUsed, n,
+		   cpumask_empty(nohz) ? "no nohz_full"
+				       : "nohz_full=" + kshim::cpumaskPrintList(nohz),
 		   opts.ops ? fmt::format("{} decisions per CPU", opts.ops)
 			    : fmt::format("{} s", opts.duration));
 	std::fflush(stdout);
