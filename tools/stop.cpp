@@ -88,9 +88,20 @@ void watcher()
 			if (sig < 0)
 				continue;
 		}
-		/* A command that cannot stop in order ends as the signal's default would. */
-		if (!orderly.load())
+		/*
+		 * A command that cannot stop in order ends as the signal's default
+		 * would, saying so: its outputs are written whole or not at all
+		 * (an unnamed file linked in at the end), so none is.
+		 */
+		if (!orderly.load()) {
+			say(sig == SIGINT ? "pokelab: interrupted (SIGINT): exiting; an output not "
+					    "yet complete is not written\n"
+			    : sig == SIGTERM ? "pokelab: interrupted (SIGTERM): exiting; an output "
+					       "not yet complete is not written\n"
+					     : "pokelab: interrupted (SIGHUP): exiting; an output "
+					       "not yet complete is not written\n");
 			_exit(128 + sig);
+		}
 		if (!stopping.load()) {
 			signalTaken.store(sig);
 			clock_gettime(CLOCK_MONOTONIC, &first);

@@ -173,4 +173,18 @@ g=${ran% *} p=${ran#* }
 	fail "run bpf-stats: $g global and $p percpu flips, more than one apart"
 grep -q '^check:' "$dir/bpf-stats.out" && fail "run bpf-stats: a check for an interrupted run"
 grep -q 'FAIL' "$dir/bpf-stats.out" && fail "run bpf-stats: FAIL for an interrupted run"
+
+# a command that cannot stop in order (timeline, reading a FIFO no writer opens)
+# exits at the signal, saying so, and writes nothing
+mkfifo "$dir/nowriter"
+"$pokelab" timeline "$dir/nowriter" -o "$dir/nw.svg" >"$dir/tl.out" 2>&1 &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 130 ] || fail "timeline: exit $rc at SIGINT, expected 130"
+grep -q '^pokelab: interrupted (SIGINT): exiting; an output not yet complete is not written$' \
+	"$dir/tl.out" || fail "timeline: no interrupted line"
+[ ! -e "$dir/nw.svg" ] || fail "timeline: an interrupted run wrote its -o file"
 exit 0
