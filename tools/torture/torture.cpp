@@ -352,6 +352,28 @@ void torturePanicNotifier() noexcept
 	b.emit(2);
 }
 
+/*
+ * A test module named by its build path and not built yet: `make demo`
+ * builds the command alone; say what builds the module.
+ */
+CLI::Validator testModuleBuilt()
+{
+	return CLI::Validator(
+		[](std::string &v) -> std::string {
+			struct stat st;
+			size_t at = v.find("tests/modules/");
+
+			if (at == std::string::npos || !stat(v.c_str(), &st) || errno != ENOENT)
+				return "";
+			return fmt::format("{}: not built (make demo builds the command alone); "
+					   "expected --module FILE.o: make check builds the test "
+					   "modules, or ninja -C {} {}", v,
+					   at ? v.substr(0, at - 1) : std::string("build"),
+					   v.substr(at));
+		},
+		"");
+}
+
 /* --module's file, checked before the machine boots: an ELF file (the loader says the rest). */
 CLI::Validator elfObject()
 {
@@ -702,6 +724,7 @@ void addTortureCommand(CLI::App &app)
 			"tests/modules/pokelab_test_mod.o) and flip its key while the CPUs run it; "
 			"with pokelab_provider_mod.o, pokelab_consumer_mod.o and "
 			"pokelab_init_mod.o beside it, those too")
+		->check(testModuleBuilt())
 		->check(inputFile("--module", "FILE.o"))
 		->check(elfObject());
 	cmd->add_option("params", opts.params,
