@@ -26,6 +26,7 @@
 #include <kernel_shim/boot_params.h>
 
 #include "command.h"
+#include "near.h"
 #include "stop.h"
 
 namespace pokelab {
@@ -390,25 +391,6 @@ std::string commandPath(const CLI::App *leaf)
 	return path;
 }
 
-/* Edits (insert, delete, change, swap two neighbours) from @a to @b. */
-size_t editDistance(const std::string &a, const std::string &b)
-{
-	std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-
-	for (size_t i = 0; i <= a.size(); i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= b.size(); j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= a.size(); i++)
-		for (size_t j = 1; j <= b.size(); j++) {
-			d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
-					    d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-				d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-		}
-	return d[a.size()][b.size()];
-}
-
 /*
  * The options of @leaf one edit or a prefix away from @typed ("--cpu",
  * "--cpus4", "--flip": --cpus, --cpus, --flips); hidden ones left out.
@@ -425,10 +407,7 @@ std::vector<std::string> nearOptions(const CLI::App *leaf, const std::string &ty
 		if (o->get_positional() || o->get_group().empty())
 			continue;
 		for (const std::string &l : o->get_lnames()) {
-			bool prefix = t.size() >= 2 && (!l.compare(0, t.size(), t) ||
-							!t.compare(0, l.size(), l));
-
-			if ((prefix || editDistance(t, l) <= 1) &&
+			if (pokelab::nearName(t, l) &&
 			    std::find(near.begin(), near.end(), "--" + l) == near.end())
 				near.push_back("--" + l);
 		}

@@ -55,6 +55,7 @@
 
 #include "command.h"
 #include "explain/explain.h"
+#include "near.h"
 #include "options.h"
 #include "stop.h"
 #include "timeline/timeline.h"
@@ -722,6 +723,12 @@ const RefusedParam refusedParams[] = {
 
 int runExplain()
 {
+	if (opts.list && !opts.topic.empty()) {
+		fmt::print(stderr, "pokelab: explain --list {}: --list lists every topic and takes "
+			   "none; expected pokelab explain --list, or pokelab explain {}\n", opts.topic,
+			   opts.topic);
+		return kExitUsage;
+	}
 	if (opts.list || opts.topic.empty()) {
 		for (const Topic &t : topics)
 			fmt::print("{}\n", wrapLine(fmt::format("{:<18} {}", t.name, t.what), kWidth,
@@ -747,12 +754,15 @@ int runExplain()
 		}
 		return runTopic(t);
 	}
-	std::string names;
+	std::string names, near;
 
-	for (const Topic &t : topics)
+	for (const Topic &t : topics) {
 		names += (names.empty() ? "" : ", ") + std::string(t.name);
-	fmt::print(stderr, "pokelab: explain: {}: no such topic; expected one of {} (--list)\n",
-		   opts.topic, names);
+		if (pokelab::nearName(opts.topic, t.name))
+			near += (near.empty() ? "" : " or ") + std::string(t.name);
+	}
+	fmt::print(stderr, "pokelab: explain: {}: no such topic; {}expected one of {} (--list)\n",
+		   opts.topic, near.empty() ? "" : "did you mean " + near + "? ", names);
 	return kExitUsage;
 }
 
