@@ -106,14 +106,18 @@ int runAll()
 	}
 	o.iters = options.iters;
 	o.rows = &rows;
+	std::string cut;	/* the benchmark the stop came in */
+
 	for (const Bench &b : benches()) {
 		fmt::print("\n## bench {}\n\n", b.name);
 		fflush(stdout);
 		int r = b.run(o);
 		if (r)
 			ret = r;
-		if (stopRequested())
+		if (stopRequested()) {
+			cut = b.name;
 			break;
+		}
 	}
 	fmt::print("\n| benchmark | ours | raw | ratio | goal | met |\n|---|---|---|---|---|---|\n");
 	for (const BenchRow &r : rows)
@@ -124,8 +128,8 @@ int runAll()
 		   "ratios (both sides timed back to back), not ours over raw of the medians\n",
 		   rows.size(), (kshim::clockNs() - t0) / 1e9, o.iters);
 	if (stopRequested()) {
-		fmt::print("bench all: interrupted ({}); the benchmarks after it did not run\n",
-			   stopSignalName());
+		fmt::print("bench all: interrupted ({}) in bench {}; the benchmarks after it did "
+			   "not run\n", stopSignalName(), cut);
 		return stopExitStatus();
 	}
 	return ret;

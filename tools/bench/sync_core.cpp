@@ -72,6 +72,22 @@ int benchSyncCore(const BenchOptions &o)
 		fmt::print("Summary: {} {:9.1f} ± {:7.1f}ns/call (median ± MAD; mean {:.1f} ± {:.1f})\n",
 			   x.name, s.median, s.mad, s.mean, s.stddev);
 	}
+	/* bench all's table: each fallback against the first present, iteration by iteration */
+	const Variant *base = v[0].present ? &v[0] : &v[1];
+
+	for (const Variant &x : v) {
+		PairStat p;
+		std::vector<double> ratio;
+
+		if (!x.present || &x == base)
+			continue;
+		for (size_t i = 0; i < x.ns.size() && i < base->ns.size(); i++)
+			ratio.push_back(x.ns[i] / base->ns[i]);
+		p.ours = stat(x.ns);
+		p.raw = stat(base->ns);
+		p.ratio = stat(ratio);
+		addRow(o, fmt::format("sync_core: {} / {}", x.name, base->name), p, "-", true);
+	}
 	return 0;
 }
 
