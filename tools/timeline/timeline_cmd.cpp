@@ -362,7 +362,7 @@ int runTimeline()
 
 	if (regular && realpath(opts.trace.c_str(), a) && realpath(opts.out.c_str(), b) &&
 	    !strcmp(a, b)) {
-		fmt::print(stderr, "pokelab: timeline: -o {}: is the trace itself; expected "
+		fmt::print(stderr, "pokelab: --output {}: is the trace itself; expected "
 			   "another file\n", opts.out);
 		return kExitUsage;
 	}
@@ -425,7 +425,7 @@ int runTimeline()
 		return kExitUsage;
 	}
 	if (!out.open(opts.out, &err)) {
-		fmt::print(stderr, "pokelab: timeline: -o {}: {}\n", opts.out, err);
+		fmt::print(stderr, "pokelab: --output {}: {}\n", opts.out, err);
 		return kExitUsage;
 	}
 	/*
