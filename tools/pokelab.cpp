@@ -205,16 +205,25 @@ const Needs needs[] = {
 	{"--timeline-gap", {"--timeline"}, "sets where the timeline breaks its time axis"},
 	{"--trace-cpus", {"--trace", "--trace-json", "--timeline"}, "filters a trace"},
 	{"--trace-format", {"--trace"}, "sets the format of --trace FILE"},
+	/* a boot parameter, among the command's params */
+	{"trace_event=", {"--trace", "--trace-json", "--timeline", "--trace-dir"},
+	 "chooses the events a trace records"},
 };
 
 int refuseWithoutEffect(const CLI::App *leaf)
 {
 	for (const Needs &n : needs) {
-		const CLI::Option *o = leaf->get_option_no_throw(n.opt);
-		std::string names;
+		bool param = n.opt[strlen(n.opt) - 1] == '=';
+		const CLI::Option *o = leaf->get_option_no_throw(param ? "params" : n.opt);
+		std::string names, value;
 		bool given = false;
 
 		if (!o || !o->count())
+			continue;
+		for (const std::string &r : o->results())
+			if (!param || !r.compare(0, strlen(n.opt), n.opt))
+				value = value.empty() ? r : value;
+		if (value.empty())
 			continue;
 		for (const char *other : n.any) {
 			const CLI::Option *w = leaf->get_option_no_throw(other);
@@ -226,9 +235,12 @@ int refuseWithoutEffect(const CLI::App *leaf)
 		}
 		if (given || names.empty())
 			continue;
-		fmt::print(stderr, "pokelab: {} {}: {}, but no {} was given; expected {} with it, "
-			   "or neither\n", n.opt, o->results().empty() ? "" : o->results()[0],
-			   n.does, names, names);
+		if (param)
+			fmt::print(stderr, "pokelab: {}: {}, but no {} was given; expected {} with "
+				   "it, or neither\n", value, n.does, names, names);
+		else
+			fmt::print(stderr, "pokelab: {} {}: {}, but no {} was given; expected {} with "
+				   "it, or neither\n", n.opt, value, n.does, names, names);
 		return kExitUsage;
 	}
 	return 0;
