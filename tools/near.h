@@ -31,13 +31,25 @@ inline size_t editDistance(const std::string &a, const std::string &b)
 	return d[a.size()][b.size()];
 }
 
-/* Is @known near @typed: one edit away, or a prefix of it (or it of @known), 2 letters or more? */
+/* Does @a end in "-" @b ("timeline-gap" in "gap")? */
+inline bool hyphenSuffix(const std::string &a, const std::string &b)
+{
+	return a.size() > b.size() + 1 && a[a.size() - b.size() - 1] == '-' &&
+	       !a.compare(a.size() - b.size(), b.size(), b);
+}
+
+/*
+ * Is @known near @typed: one edit away, a prefix of it (or it of @known) of
+ * 2 letters or more, or the same name with a hyphenated word before it
+ * ("--timeline-gap" and timeline's "--gap")?
+ */
 inline bool nearName(const std::string &typed, const std::string &known)
 {
 	bool prefix = typed.size() >= 2 && (!known.compare(0, typed.size(), typed) ||
 					    !typed.compare(0, known.size(), known));
 
-	return prefix || editDistance(typed, known) <= 1;
+	return prefix || editDistance(typed, known) <= 1 || hyphenSuffix(typed, known) ||
+	       hyphenSuffix(known, typed);
 }
 
 } /* namespace pokelab */
