@@ -234,7 +234,8 @@ std::string unsyncedCause(const XmcViolation &v, int cpu, u64 serial)
 		membarrier |= rounds[i % kRounds].membarrier && rounds[i % kRounds].seq == serial;
 	}
 	if (own >= serial)
-		s = fmt::format("  why: CPU {} last serialised at write {}{}; ", cpu, serial, before);
+		s = fmt::format("  why: CPU {} last serialised at write {}{}; ", cpu, serial,
+				before);
 	else if (membarrier)
 		s = fmt::format("  why: CPU {} last serialised at write {}, and a membarrier round "
 				"covered it to write {}{}; ", cpu, own, serial, before);

@@ -46,7 +46,7 @@ enum pokelab_busted {
 	POKELAB_BUSTED_REFS_LEAK_PUT,		/* the handler's put loses its decrement */
 	POKELAB_BUSTED_JL_TEXT_MUTEX_HELD,	/* jump-label queueing keeps text_mutex */
 	POKELAB_BUSTED_WAIT_IPI_ONLY,		/* a waited cross-call waits for the IPI'd CPUs only */
-	POKELAB_BUSTED_KICK_NO_WAIT,		/* kick_all_cpus_sync() does not wait for its IPIs */
+	POKELAB_BUSTED_KICK_NO_WAIT,		/* kick_all_cpus_sync() returns unwaited */
 	POKELAB_BUSTED_NR,
 };
 
