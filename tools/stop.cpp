@@ -45,6 +45,20 @@ void say(const char *s)
 	(void)!write(STDERR_FILENO, s, strlen(s));
 }
 
+/* The name of a stop signal (stopSet()'s), or "no signal". */
+const char *signalName(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGHUP:
+		return "SIGHUP";
+	}
+	return "no signal";
+}
+
 long msSince(const struct timespec &t0)
 {
 	struct timespec now;
@@ -94,12 +108,9 @@ void watcher()
 		 * (an unnamed file linked in at the end), so none is.
 		 */
 		if (!orderly.load()) {
-			say(sig == SIGINT ? "pokelab: interrupted (SIGINT): exiting; an output not "
-					    "yet complete is not written\n"
-			    : sig == SIGTERM ? "pokelab: interrupted (SIGTERM): exiting; an output "
-					       "not yet complete is not written\n"
-					     : "pokelab: interrupted (SIGHUP): exiting; an output "
-					       "not yet complete is not written\n");
+			say("pokelab: interrupted (");
+			say(signalName(sig));
+			say("): exiting; an output not yet complete is not written\n");
 			_exit(128 + sig);
 		}
 		if (!stopping.load()) {
@@ -165,15 +176,7 @@ int stopExitStatus()
 
 const char *stopSignalName()
 {
-	switch (signalTaken.load()) {
-	case SIGINT:
-		return "SIGINT";
-	case SIGTERM:
-		return "SIGTERM";
-	case SIGHUP:
-		return "SIGHUP";
-	}
-	return "no signal";
+	return signalName(signalTaken.load());
 }
 
 } /* namespace pokelab */

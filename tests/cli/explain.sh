@@ -192,28 +192,28 @@ for n in 2 3; do
 	wait_for "^Step $n: "
 done
 wait_for '^EXIT=0$'
-tmux -S "$sock" kill-server 2>/dev/null
-sock="$dir/tmux2"	# a server of its own: the last one may still be going away
+# in_tmux NAME ARGS...: pokelab ARGS under --step in a tmux server of its own (the last
+# one may still be going away), waiting at its first prompt
+in_tmux() {
+	tmux -S "$sock" kill-server 2>/dev/null
+	sock="$dir/tmux-$1"
+	shift
+	tmux -S "$sock" new-session -d -x 200 -y 60 -s explain \
+		"\"$pokelab\" $*; echo EXIT=\$?; sleep 60" || fail "tmux did not start"
+	wait_for 'Enter for the next step'
+}
 
 # Ctrl-C at a step: the CPUs stop, the machine shuts down, exit 130, no half-written file
-tmux -S "$sock" new-session -d -x 200 -y 60 -s explain \
-	"\"$pokelab\" explain static-key --step --cpus 3 --timeline \"$dir/cc.svg\"; echo EXIT=\$?; sleep 60" ||
-	fail "tmux did not start"
-wait_for 'Enter for the next step'
+in_tmux cc explain static-key --step --cpus 3 --timeline "$dir/cc.svg"
 tmux -S "$sock" send-keys -t explain C-c
 wait_for '^explain static-key: stopped (SIGINT) after step 1: the CPUs stopped'
 wait_for '^EXIT=130$'
 [ ! -e "$dir/cc.svg" ] || fail "Ctrl-C left a --timeline file"
-tmux -S "$sock" kill-server 2>/dev/null
-sock="$dir/tmux3"
 
 # Ctrl-C at int3-batch's first prompt, after which the batch's phases are steps: the
 # batch runs to its end (text_mutex is held) with its steps unsaid, and the stop line
 # names the step the stop came at
-tmux -S "$sock" new-session -d -x 200 -y 60 -s explain \
-	"\"$pokelab\" explain int3-batch --step --cpus 3; echo EXIT=\$?; sleep 60" ||
-	fail "tmux did not start"
-wait_for 'Enter for the next step'
+in_tmux batch explain int3-batch --step --cpus 3
 tmux -S "$sock" send-keys -t explain C-c
 wait_for '^EXIT=130$'
 screen | grep -q '^explain int3-batch: stopped (SIGINT) after step 1: the batch in progress ran to its end' ||

@@ -44,6 +44,11 @@ constexpr unsigned int kWidth = 100;
 std::string wrapLine(const std::string &line, unsigned int width = kWidth, int hang = -1);
 /* Print @s to stdout, each complete line wrapped (wrapLine()); the rest waits for its newline. */
 void sayText(const std::string &s);
+/*
+ * While set, say() prints nothing: a Ctrl-C inside a batch lets the batch
+ * run to its end unsaid (step()). The command's thread only.
+ */
+extern bool sayMuted;
 /* Print what is pending (a prompt, say) and flush stdout. */
 void sayFlush();
 /*

@@ -278,8 +278,9 @@ class Session:
 		"""Does the port hold already each statement the hunk inserts: one the
 		kernel's result pairs with a port statement (its marked deviation, say) that
 		the kernel's code before the hunk pairs with nothing?"""
-		regions = [(t1, t2) for b1, b2, t1, t2 in m.regions() if b1 == b2 and t2 > t1]
-		if not regions or len(regions) != len(m.regions()):
+		every = m.regions()
+		regions = [(t1, t2) for b1, b2, t1, t2 in every if b1 == b2 and t2 > t1]
+		if not regions or len(regions) != len(every):
 			return False
 		alt = place.Alignment(nsrc, b, entry, self.renames(b.name))
 		taken = {p for ps in m.als[0].bcorr.values() for p in ps}
